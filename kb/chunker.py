@@ -1,0 +1,166 @@
+"""Heading-aware chunks: whole notes up to 1,500 tokens, else sections of 100..1,000 tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from kb.tokens import count_tokens
+from kb.vault import FILENAME_DATE, Note
+
+WHOLE_NOTE_MAX = 1500
+SECTION_MAX = 1000
+SECTION_MIN = 100
+OVERLAP_CHARS = 200
+SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A passage of a note, with what a citation needs."""
+
+    id: str
+    note_path: str
+    ord: int
+    text: str
+    breadcrumb: str
+    date: str | None
+    tokens: int
+    hash: str
+
+
+@dataclass
+class _Section:
+    crumbs: tuple[str, ...]
+    text: str
+    tokens: int
+
+
+def _sections(note: Note) -> list[_Section]:
+    """The body cut at every heading; each section keeps its heading path."""
+    lines = note.body.split("\n")
+    cuts = [(h.line, h.level, h.text) for h in note.structure.headings]
+    out: list[_Section] = []
+    stack: list[tuple[int, str]] = []
+    starts = [0] + [c[0] for c in cuts]
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(lines)
+        if i > 0:
+            _, level, text = cuts[i - 1]
+            stack = [s for s in stack if s[0] < level] + [(level, text)]
+        text = "\n".join(lines[start:end]).strip()
+        if text:
+            out.append(_Section(tuple(s[1] for s in stack), text, count_tokens(text)))
+    return out
+
+
+def _merge_small(sections: list[_Section]) -> list[_Section]:
+    """Sections under SECTION_MIN tokens join the next one (the last joins the previous)."""
+    out: list[_Section] = []
+    carry: _Section | None = None
+    for sec in sections:
+        if carry is not None:
+            sec = _Section(carry.crumbs, carry.text + "\n\n" + sec.text, carry.tokens + sec.tokens)
+            carry = None
+        if sec.tokens < SECTION_MIN:
+            carry = sec
+        else:
+            out.append(sec)
+    if carry is not None:
+        if out and out[-1].tokens + carry.tokens <= SECTION_MAX:
+            last = out[-1]
+            out[-1] = _Section(last.crumbs, last.text + "\n\n" + carry.text, last.tokens + carry.tokens)
+        else:
+            out.append(carry)
+    return out
+
+
+def _pieces(text: str, limit: int) -> list[str]:
+    """Split text at paragraphs, then sentences, then words, into pieces of at most `limit` tokens."""
+    if count_tokens(text) <= limit:
+        return [text]
+    for splitter in (re.compile(r"\n\s*\n"), SENTENCE_END, re.compile(r"(?<=\s)")):
+        parts = [p for p in splitter.split(text) if p.strip()]
+        if len(parts) > 1:
+            break
+    else:
+        return _hard_split(text, limit)
+    glue = "\n\n" if "\n\n" in text else " "
+    out: list[str] = []
+    current: list[str] = []
+    size = 0
+    for part in parts:
+        part_tokens = count_tokens(part)
+        if part_tokens > limit:
+            out.extend(_flush(current, glue))
+            current, size = [], 0
+            out.extend(_pieces(part, limit))
+            continue
+        if size + part_tokens > limit and current:
+            out.extend(_flush(current, glue))
+            current, size = [], 0
+        current.append(part.strip())
+        size += part_tokens + 1
+    out.extend(_flush(current, glue))
+    return out
+
+
+def _flush(parts: list[str], glue: str) -> list[str]:
+    return [glue.join(parts)] if parts else []
+
+
+def _hard_split(text: str, limit: int) -> list[str]:
+    from kb.tokens import encoding
+    toks = encoding().encode(text, disallowed_special=())
+    return [encoding().decode(toks[i:i + limit]) for i in range(0, len(toks), limit)]
+
+
+def _overlap(previous: str) -> str:
+    """The last ~200 characters of the previous chunk, starting at a word boundary."""
+    tail = previous[-OVERLAP_CHARS:]
+    cut = tail.find(" ")
+    return tail[cut + 1:] if 0 <= cut < len(tail) - 1 and len(previous) > OVERLAP_CHARS else tail
+
+
+def chunk_id(path: str, breadcrumb: str, n: int) -> str:
+    """Stable across edits elsewhere: the note path, the heading path and the repeat count."""
+    return hashlib.sha1(f"{path}\x00{breadcrumb}\x00{n}".encode()).hexdigest()[:24]
+
+
+def chunk_note(note: Note) -> list[Chunk]:
+    """The chunks of one note, in reading order."""
+    body = note.body.strip()
+    if not body:
+        return []
+    total = count_tokens(body)
+    if total <= WHOLE_NOTE_MAX:
+        raw = [((), body)]
+    else:
+        raw = [(sec.crumbs, piece) for sec in _merge_small(_sections(note))
+               for piece in _pieces(sec.text, SECTION_MAX - 60)]
+    chunks: list[Chunk] = []
+    seen: dict[str, int] = {}
+    previous = ""
+    for ord_, (crumbs, text) in enumerate(raw):
+        if previous and total > WHOLE_NOTE_MAX:
+            text = _overlap(previous) + "\n" + text
+        previous = text
+        if crumbs and crumbs[0].strip().lower() == note.title.strip().lower():
+            crumbs = crumbs[1:]  # an H1 that repeats the file name
+        breadcrumb = " > ".join((note.title, *crumbs))
+        n = seen.get(breadcrumb, 0)
+        seen[breadcrumb] = n + 1
+        digest = hashlib.sha256(f"{breadcrumb}\n{text}".encode()).hexdigest()
+        chunks.append(Chunk(chunk_id(note.path, breadcrumb, n), note.path, ord_, text, breadcrumb,
+                            _crumb_date(crumbs) or note.date, count_tokens(text), digest))
+    return chunks
+
+
+def _crumb_date(crumbs: tuple[str, ...]) -> str | None:
+    """A date written in the deepest dated heading (`## 2024-03-01 call`) dates its chunk."""
+    for crumb in reversed(crumbs):
+        m = FILENAME_DATE.search(crumb)
+        if m:
+            return f"{m.group(1)}-{m.group(2)}-{m.group(3)}"
+    return None

@@ -1,0 +1,218 @@
+"""Every Cypher statement kb sends, as pure builder functions (unit-tested as strings)."""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+FULLTEXT_INDEX = "chunk_text"
+VECTOR_INDEX = "chunk_embedding"
+
+CONSTRAINTS = (
+    ("note_path", "Note", "path"),
+    ("chunk_id", "Chunk", "id"),
+    ("tag_name", "Tag", "name"),
+    ("folder_path", "Folder", "path"),
+    ("missing_key", "Missing", "key"),
+    ("attachment_path", "Attachment", "path"),
+    ("kbmeta_key", "KbMeta", "key"),
+)
+RANGE_INDEXES = (("chunk_hash", "Chunk", "hash"), ("note_date", "Note", "date"), ("chunk_note", "Chunk", "note_path"))
+
+
+def schema_statements() -> list[str]:
+    """Constraints and indexes, each idempotent (IF NOT EXISTS)."""
+    out = [f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
+           for name, label, prop in CONSTRAINTS]
+    out += [f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})" for name, label, prop in RANGE_INDEXES]
+    out.append(f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (c:Chunk) "
+               "ON EACH [c.text, c.breadcrumb, c.title, c.facets] "
+               "OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}}")
+    return out
+
+
+def vector_index(dims: int) -> str:
+    return (f"CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS FOR (c:Chunk) ON (c.embedding) "
+            f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dims)}, `vector.similarity_function`: 'cosine'}}}}")
+
+
+def drop_vector_index() -> str:
+    return f"DROP INDEX {VECTOR_INDEX} IF EXISTS"
+
+
+def set_meta() -> str:
+    return "MERGE (m:KbMeta {key: $key}) SET m += $props"
+
+
+def get_meta() -> str:
+    return "MATCH (m:KbMeta {key: $key}) RETURN properties(m) AS props"
+
+
+def note_states() -> str:
+    return "MATCH (n:Note) RETURN n.path AS path, n.hash AS hash, n.size AS size, n.mtime AS mtime"
+
+
+def touch_notes() -> str:
+    return "UNWIND $rows AS row MATCH (n:Note {path: row.path}) SET n.mtime = row.mtime"
+
+
+def delete_notes() -> str:
+    """Remove notes with their chunks; links into them are re-pointed by the link pass."""
+    return ("UNWIND $paths AS path MATCH (n:Note {path: path}) "
+            "OPTIONAL MATCH (c:Chunk)-[:IN_NOTE]->(n) DETACH DELETE c, n")
+
+
+def clear_note_edges() -> str:
+    """Drop a note's outgoing structure edges, and the chunks it no longer has, before it is rewritten."""
+    return ("UNWIND $rows AS row MATCH (n:Note {path: row.path}) "
+            "CALL (n) { MATCH (n)-[r:LINKS_TO|TAGGED|IN_FOLDER|ATTACHES]->() DELETE r } "
+            "CALL (n, row) { MATCH (c:Chunk)-[:IN_NOTE]->(n) WHERE NOT c.id IN row.keep DETACH DELETE c } "
+            "CALL (n) { MATCH (c:Chunk)-[r:NEXT_CHUNK]->(:Chunk)-[:IN_NOTE]->(n) DELETE r }")
+
+
+def upsert_notes() -> str:
+    return ("UNWIND $rows AS row MERGE (n:Note {path: row.path}) "
+            "SET n += row.props "
+            "WITH n, row MERGE (f:Folder {path: row.folder}) "
+            "ON CREATE SET f.name = row.folder_name MERGE (n)-[:IN_FOLDER]->(f) "
+            "WITH n, row UNWIND row.tags AS tag MERGE (t:Tag {name: tag}) MERGE (n)-[:TAGGED]->(t)")
+
+
+def upsert_folders() -> str:
+    return ("UNWIND $rows AS row MERGE (f:Folder {path: row.path}) SET f.name = row.name "
+            "WITH f, row WHERE row.parent IS NOT NULL "
+            "MERGE (p:Folder {path: row.parent}) MERGE (f)-[:IN_FOLDER]->(p)")
+
+
+def link_tags() -> str:
+    return ("UNWIND $rows AS row MERGE (c:Tag {name: row.child}) MERGE (p:Tag {name: row.parent}) "
+            "MERGE (c)-[:CHILD_OF]->(p)")
+
+
+def upsert_chunks() -> str:
+    """Write chunks; an unchanged hash keeps its embedding, a known hash elsewhere lends its embedding."""
+    return ("UNWIND $rows AS row MATCH (n:Note {path: row.note_path}) "
+            "MERGE (c:Chunk {id: row.id}) "
+            "WITH c, n, row, c.hash = row.hash AS same "
+            "SET c += row.props, c.hash = row.hash "
+            "MERGE (c)-[:IN_NOTE]->(n) "
+            "WITH c, row, same WHERE NOT same OR c.embedding IS NULL "
+            "OPTIONAL MATCH (o:Chunk {hash: row.hash}) WHERE o <> c AND o.embedding IS NOT NULL "
+            "AND o.embedder = $embedder "
+            "WITH c, head(collect(o)) AS donor "
+            "SET c.embedding = donor.embedding, c.embedder = donor.embedder "
+            "WITH c, donor WHERE donor IS NULL SET c:Pending")
+
+
+def link_next_chunks() -> str:
+    return ("UNWIND $pairs AS p MATCH (a:Chunk {id: p[0]}), (b:Chunk {id: p[1]}) MERGE (a)-[:NEXT_CHUNK]->(b)")
+
+
+def link_notes() -> str:
+    """Links between notes; one relationship per distinct link as written."""
+    return ("UNWIND $rows AS row MATCH (s:Note {path: row.source}), (t:Note {path: row.target}) "
+            "CREATE (s)-[:LINKS_TO {display: row.display, heading: row.heading, block: row.block, "
+            "embed: row.embed, link_kind: row.link_kind, count: row.count}]->(t)")
+
+
+def link_missing() -> str:
+    """Links to notes or files that do not exist, kept on :Missing placeholders."""
+    return ("UNWIND $rows AS row MATCH (s:Note {path: row.source}) "
+            "MERGE (t:Missing {key: row.target}) ON CREATE SET t.name = row.name, t.kind = row.missing_kind "
+            "CREATE (s)-[:LINKS_TO {display: row.display, heading: row.heading, block: row.block, "
+            "embed: row.embed, link_kind: row.link_kind, count: row.count}]->(t)")
+
+
+def link_attachments() -> str:
+    return ("UNWIND $rows AS row MATCH (s:Note {path: row.source}) "
+            "MERGE (t:Attachment {path: row.target}) "
+            "CREATE (s)-[:ATTACHES {display: row.display, embed: row.embed, count: row.count}]->(t)")
+
+
+def clear_links() -> str:
+    return ("UNWIND $paths AS path MATCH (n:Note {path: path})-[r:LINKS_TO|ATTACHES]->() DELETE r")
+
+
+def set_link_sig() -> str:
+    return "UNWIND $rows AS row MATCH (n:Note {path: row.path}) SET n.link_sig = row.sig"
+
+
+def all_raw_links() -> str:
+    return "MATCH (n:Note) RETURN n.path AS path, n.links_raw AS links, n.link_sig AS sig ORDER BY path"
+
+
+def prune_orphans() -> str:
+    """Placeholders, attachments, tags and folders nothing points at any more."""
+    return ("CALL () { MATCH (m:Missing) WHERE NOT ()-[:LINKS_TO]->(m) DETACH DELETE m } "
+            "CALL () { MATCH (a:Attachment) WHERE NOT ()-[:ATTACHES]->(a) DETACH DELETE a } "
+            "CALL () { MATCH (t:Tag) WHERE NOT ()-[:TAGGED]->(t) AND NOT ()-[:CHILD_OF]->(t) DETACH DELETE t } "
+            "CALL () { MATCH (f:Folder) WHERE NOT ()-[:IN_FOLDER]->(f) AND f.path <> '' DETACH DELETE f }")
+
+
+def missing_report() -> str:
+    return ("MATCH (s:Note)-[r:LINKS_TO]->(m:Missing) "
+            "WITH m, s ORDER BY s.path "
+            "RETURN m.key AS key, m.name AS name, m.kind AS kind, count(*) AS links, "
+            "collect(DISTINCT s.path) AS sources ORDER BY links DESC, key")
+
+
+def aliases() -> str:
+    return "MATCH (n:Note) WHERE size(coalesce(n.aliases, [])) > 0 RETURN n.path AS path, n.aliases AS aliases"
+
+
+def counts() -> str:
+    return ("CALL () { MATCH (n:Note) RETURN count(n) AS notes } "
+            "CALL () { MATCH (c:Chunk) RETURN count(c) AS chunks } "
+            "CALL () { MATCH (c:Chunk:Pending) RETURN count(c) AS pending } "
+            "CALL () { MATCH (:Note)-[r:LINKS_TO]->(:Note) RETURN count(r) AS links } "
+            "CALL () { MATCH (:Note)-[r:LINKS_TO]->(:Missing) RETURN count(r) AS missing_links } "
+            "CALL () { MATCH (t:Tag) RETURN count(t) AS tags } "
+            "CALL () { MATCH (f:Folder) RETURN count(f) AS folders } "
+            "RETURN notes, chunks, pending, links, missing_links, tags, folders")
+
+
+def pending_chunks() -> str:
+    return ("MATCH (c:Chunk:Pending) RETURN c.id AS id, c.breadcrumb AS breadcrumb, c.text AS text "
+            "ORDER BY c.id LIMIT $limit")
+
+
+def set_embeddings() -> str:
+    return ("UNWIND $rows AS row MATCH (c:Chunk {id: row.id}) "
+            "SET c.embedding = row.vec, c.embedder = $embedder REMOVE c:Pending")
+
+
+def mark_all_pending() -> str:
+    return ("MATCH (c:Chunk) CALL (c) { SET c:Pending REMOVE c.embedding, c.embedder } "
+            "IN TRANSACTIONS OF 5000 ROWS")
+
+
+def server_version() -> str:
+    return "CALL dbms.components() YIELD name, versions, edition RETURN name, versions[0] AS version, edition"
+
+
+def fulltext_chunks() -> str:
+    return (f"CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $query, {{limit: $limit}}) "
+            "YIELD node, score RETURN node.id AS id, node.note_path AS path, score "
+            "ORDER BY score DESC, id LIMIT $limit")
+
+
+def vector_chunks() -> str:
+    return (f"CALL db.index.vector.queryNodes('{VECTOR_INDEX}', $limit, $vec) "
+            "YIELD node, score RETURN node.id AS id, node.note_path AS path, score "
+            "ORDER BY score DESC, id LIMIT $limit")
+
+
+CHUNK_FILTER = ("($folder IS NULL OR $folder = '' OR c.folder = $folder OR c.folder STARTS WITH $folder + '/') "
+                "AND ($tag IS NULL OR $tag IN c.tags) "
+                "AND ($since IS NULL OR c.date >= $since) AND ($until IS NULL OR c.date <= $until)")
+
+
+def vector_chunks_filtered() -> str:
+    """Exact cosine over only the chunks that pass the filters (no over-fetch, no post-filter)."""
+    return ("MATCH (c:Chunk) WHERE c.embedding IS NOT NULL AND " + CHUNK_FILTER + " "
+            "WITH c, vector.similarity.cosine(c.embedding, $vec) AS score "
+            "RETURN c.id AS id, c.note_path AS path, score ORDER BY score DESC, id LIMIT $limit")
+
+
+def chunk_details() -> str:
+    return ("UNWIND $ids AS cid MATCH (c:Chunk {id: cid})-[:IN_NOTE]->(n:Note) "
+            "RETURN c.id AS id, c.text AS text, c.breadcrumb AS breadcrumb, c.date AS date, c.tokens AS tokens, "
+            "c.ord AS ord, n.path AS path, n.title AS title, n.date AS note_date, n.aliases AS aliases")

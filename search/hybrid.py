@@ -1,0 +1,149 @@
+"""Hybrid search: full-text and vector rankings of chunks, fused by reciprocal rank, rolled up to notes."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kb.embed import Embedder
+from kb.refresh import folder_facet, tag_facet
+from kb.store import SearchIndex
+
+RRF_K = 60
+QUESTION_WORDS = frozenset(
+    "a an and are as at be but by did do does for from had has have how i if in into is it its me my "
+    "no not of on or our so such than that the their then there these they this to was we were what "
+    "when where which who whom whose why will with you your".split())
+LUCENE_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrict a search to a folder subtree, a tag (with its nested tags) and a date range."""
+
+    folder: str | None = None
+    tag: str | None = None
+    since: str | None = None
+    until: str | None = None
+
+    def active(self) -> bool:
+        return any(v not in (None, "") for v in asdict(self).values())
+
+    def params(self) -> dict[str, Any]:
+        tag = self.tag.lower().lstrip("#") if self.tag else None
+        folder = self.folder.strip("/") if self.folder is not None else None
+        return {"folder": folder, "tag": tag, "since": self.since, "until": self.until}
+
+
+def lucene_query(question: str, filters: Filters | None = None) -> str | None:
+    """A Lucene query from free text: words only, so quotes, colons, AND, * or brackets never break it."""
+    words = [w.lower() for w in LUCENE_WORD.findall(question)]
+    words = [w for w in words if w not in QUESTION_WORDS and w.strip("_")] or \
+        [w for w in words if w.strip("_")]
+    if not words:
+        return None
+    seen: dict[str, None] = dict.fromkeys(words)
+    query = "+(" + " ".join(seen) + ")"
+    if filters is not None:
+        p = filters.params()
+        if p["folder"]:
+            query += f" +facets:{folder_facet(p['folder'])}"
+        if p["tag"]:
+            query += f" +facets:{tag_facet(p['tag'])}"
+        if p["since"] or p["until"]:
+            low = (p["since"] or "0000-01-01").replace("-", "")
+            high = (p["until"] or "9999-12-31").replace("-", "")
+            query += f" +facets:[kbd_{low} TO kbd_{high}]"
+    return query
+
+
+@dataclass
+class ChunkHit:
+    id: str
+    path: str
+    score: float = 0.0
+    keyword_rank: int | None = None
+    vector_rank: int | None = None
+
+
+@dataclass
+class NoteHit:
+    path: str
+    score: float
+    keyword_rank: int | None
+    vector_rank: int | None
+    chunks: list[ChunkHit] = field(default_factory=list)
+
+
+def fuse(keyword: list[dict[str, Any]], vector: list[dict[str, Any]], k: int = RRF_K) -> list[ChunkHit]:
+    """Reciprocal-rank fusion of two chunk rankings; ties break on the chunk id."""
+    hits: dict[str, ChunkHit] = {}
+    for attr, ranking in (("keyword_rank", keyword), ("vector_rank", vector)):
+        for rank, row in enumerate(ranking, start=1):
+            hit = hits.setdefault(row["id"], ChunkHit(row["id"], row["path"]))
+            setattr(hit, attr, rank)
+            hit.score += 1.0 / (k + rank)
+    return sorted(hits.values(), key=lambda h: (-h.score, h.id))
+
+
+def roll_up(chunks: list[ChunkHit], limit: int, per_note: int) -> list[NoteHit]:
+    """Notes ranked by their best chunk (then the sum of their chunks, then the path)."""
+    by_note: dict[str, list[ChunkHit]] = {}
+    for hit in chunks:
+        by_note.setdefault(hit.path, []).append(hit)
+    notes = []
+    for path, hits in by_note.items():
+        notes.append(NoteHit(path, hits[0].score, _best(h.keyword_rank for h in hits),
+                             _best(h.vector_rank for h in hits), hits[:per_note]))
+    notes.sort(key=lambda n: (-n.score, -sum(c.score for c in by_note[n.path]), n.path))
+    return notes[:limit]
+
+
+def _best(ranks: Any) -> int | None:
+    values = [r for r in ranks if r is not None]
+    return min(values) if values else None
+
+
+def hybrid_search(index: SearchIndex, embedder: Embedder | None, question: str, k: int = 20,
+                  filters: Filters | None = None, depth: int | None = None, per_note: int = 3) -> dict[str, Any]:
+    """The `kb search --json` contract: ranked notes with their best chunks in full and the score parts."""
+    filters = filters or Filters()
+    depth = depth or max(100, k * 5)
+    timing: dict[str, float] = {}
+    t0 = time.perf_counter()
+    lucene = lucene_query(question, filters)
+    keyword = index.keyword(lucene, depth) if lucene else []
+    t1 = time.perf_counter()
+    vec = embedder.embed_query(question) if embedder is not None else None
+    t2 = time.perf_counter()
+    vector = index.vector(vec, depth, filters.params()) if vec is not None else []
+    t3 = time.perf_counter()
+    notes = roll_up(fuse(keyword, vector), k, per_note)
+    details = index.chunks([c.id for n in notes for c in n.chunks])
+    t4 = time.perf_counter()
+    timing.update(keyword_ms=(t1 - t0) * 1e3, embed_ms=(t2 - t1) * 1e3, vector_ms=(t3 - t2) * 1e3,
+                  fuse_ms=(t4 - t3) * 1e3)
+    timing["search_ms"] = timing["keyword_ms"] + timing["vector_ms"] + timing["fuse_ms"]
+    return {
+        "query": question, "mode": "hybrid", "filters": filters.params(), "k": k,
+        "embedder": embedder.identity if embedder is not None else None,
+        "timing": {key: round(v, 2) for key, v in timing.items()},
+        "results": [_note_json(rank, n, details) for rank, n in enumerate(notes, start=1)],
+    }
+
+
+def _note_json(rank: int, note: NoteHit, details: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    first = details.get(note.chunks[0].id, {}) if note.chunks else {}
+    return {
+        "rank": rank, "path": note.path, "title": first.get("title"), "date": first.get("note_date"),
+        "score": round(note.score, 6), "keyword_rank": note.keyword_rank, "vector_rank": note.vector_rank,
+        "chunks": [_chunk_json(c, details.get(c.id, {})) for c in note.chunks],
+    }
+
+
+def _chunk_json(hit: ChunkHit, d: dict[str, Any]) -> dict[str, Any]:
+    return {"id": hit.id, "breadcrumb": d.get("breadcrumb"), "date": d.get("date"), "text": d.get("text"),
+            "tokens": d.get("tokens"), "score": round(hit.score, 6), "keyword_rank": hit.keyword_rank,
+            "vector_rank": hit.vector_rank}

@@ -1,0 +1,195 @@
+"""Hand-computed checks for eval.metrics and eval.stats."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from eval.metrics import (
+    ContextBlock,
+    all_gold_at,
+    context_text,
+    count_tokens,
+    current_first,
+    fact_recall,
+    facts_found,
+    mrr,
+    ndcg_at,
+    normalise_ws,
+    note_recall_in,
+    pack_budget,
+    percentile,
+    precision_in,
+    recall_at,
+)
+from eval.stats import PairedResult, mcnemar, paired_compare, sign_test
+
+GOLD = {"g2": 2, "g1": 1}
+
+
+def test_ndcg_hand_computed() -> None:
+    """DCG and IDCG match the hand-written formula."""
+    dcg = 2 / math.log2(3) + 1 / math.log2(5)
+    idcg = 2 / 1 + 1 / math.log2(3)
+    assert ndcg_at(["x", "g2", "y", "g1"], GOLD, 10) == pytest.approx(dcg / idcg, abs=1e-9)
+
+
+def test_ndcg_perfect_and_zero() -> None:
+    """A perfect ranking scores 1.0; no gold in the top k scores 0.0."""
+    assert ndcg_at(["g2", "g1", "x"], GOLD, 3) == pytest.approx(1.0, abs=1e-12)
+    assert ndcg_at(["x", "y", "g2", "g1"], GOLD, 2) == 0.0
+    assert ndcg_at([], GOLD, 5) == 0.0
+
+
+def test_ndcg_cutoff_limits_ideal() -> None:
+    """With k=1 the ideal holds only the best grade."""
+    assert ndcg_at(["g1", "g2"], GOLD, 1) == pytest.approx(0.5, abs=1e-12)
+
+
+def test_ndcg_ignores_duplicates() -> None:
+    """A gold note repeated in the ranking earns its gain once."""
+    dcg = 2 / math.log2(2)
+    idcg = 2 + 1 / math.log2(3)
+    assert ndcg_at(["g2", "g2", "x"], GOLD, 3) == pytest.approx(dcg / idcg, abs=1e-9)
+
+
+def test_recall_all_gold_mrr() -> None:
+    """Recall, all-gold and MRR on a small ranking."""
+    ranked = ["x", "g2", "y", "g1"]
+    assert recall_at(ranked, GOLD, 1) == 0.0
+    assert recall_at(ranked, GOLD, 2) == 0.5
+    assert recall_at(ranked, GOLD, 4) == 1.0
+    assert all_gold_at(ranked, GOLD, 3) == 0.0
+    assert all_gold_at(ranked, GOLD, 4) == 1.0
+    assert mrr(ranked, GOLD) == 0.5
+    assert mrr(["x", "y", "g1"], GOLD) == pytest.approx(1 / 3)
+    assert mrr(["x", "y"], GOLD) == 0.0
+
+
+def test_empty_gold_is_nan() -> None:
+    """Rank metrics are undefined (nan) without gold notes."""
+    for value in (recall_at(["a"], {}, 5), all_gold_at(["a"], {}, 5), mrr(["a"], {}), ndcg_at(["a"], {}, 5)):
+        assert math.isnan(value)
+
+
+def test_bad_k_rejected() -> None:
+    """k must be positive."""
+    with pytest.raises(ValueError):
+        recall_at(["g1"], GOLD, 0)
+
+
+def test_sign_test_values() -> None:
+    """Exact binomial values for the sign test."""
+    assert sign_test(8, 1) == pytest.approx(0.0390625, abs=1e-15)
+    assert sign_test(1, 8) == sign_test(8, 1)
+    assert sign_test(5, 5) == 1.0
+    assert sign_test(0, 0) == 1.0
+    assert sign_test(10, 0) == 2 / 1024
+    assert sign_test(3, 1) == pytest.approx(2 * 5 / 16)
+
+
+def test_mcnemar_matches_binomial() -> None:
+    """Exact McNemar equals the two-sided binomial on the discordant pairs."""
+    assert mcnemar(8, 1) == sign_test(8, 1)
+    assert mcnemar(0, 10) == 2 / 1024
+    assert mcnemar(0, 0) == 1.0
+    with pytest.raises(ValueError):
+        mcnemar(-1, 2)
+
+
+def test_paired_compare_skips_nan() -> None:
+    """Wins, losses and ties are counted and NaN pairs are skipped."""
+    a = [1.0, 0.5, 0.2, math.nan, 0.3]
+    b = [0.0, 0.5, 0.4, 1.0, math.nan]
+    assert paired_compare(a, b) == PairedResult(wins=1, losses=1, ties=1, p_value=1.0)
+    result = paired_compare([1.0] * 8 + [0.0], [0.0] * 8 + [1.0])
+    assert (result.wins, result.losses, result.ties) == (8, 1, 0)
+    assert result.p_value == pytest.approx(0.0390625)
+    with pytest.raises(ValueError):
+        paired_compare([1.0], [])
+
+
+def test_normalise_ws() -> None:
+    """All whitespace runs collapse to one space."""
+    assert normalise_ws("  a\n\tb \r\n c\u00a0d  ") == "a b c d"
+
+
+def test_fact_recall_normalises_whitespace() -> None:
+    """A quote split across a line break is still found."""
+    context = "The seed was\n$2.4M  at a\tvaluation of $12M."
+    quotes = ["seed was $2.4M at a", "valuation of\n$12M", "Series A"]
+    assert facts_found(context, quotes) == [True, True, False]
+    assert fact_recall(context, quotes) == pytest.approx(2 / 3)
+    assert math.isnan(fact_recall(context, []))
+
+
+def test_count_tokens() -> None:
+    """Token counts come from cl100k (special-token text is plain text)."""
+    assert count_tokens("") == 0
+    assert count_tokens("hello world") == 2
+    assert count_tokens("<|endoftext|>") > 1
+
+
+def test_pack_budget_keeps_whole_blocks_in_order() -> None:
+    """Blocks that fit are kept whole and in order."""
+    blocks = [ContextBlock("a.md", "alpha beta"), ContextBlock("b.md", "gamma")]
+    blocks.append(ContextBlock("c.md", "delta"))
+    total = sum(count_tokens(b.text) for b in blocks)
+    assert pack_budget(blocks, total) == blocks
+    assert pack_budget(blocks, 0) == []
+
+
+def test_pack_budget_truncates_exactly() -> None:
+    """The first block that does not fit is cut at the budget and packing stops."""
+    first = ContextBlock("a.md", "one two three four five")
+    second = ContextBlock("b.md", " ".join(f"word{i}" for i in range(200)))
+    third = ContextBlock("c.md", "never included")
+    budget = count_tokens(first.text) + 17
+    packed = pack_budget([first, second, third], budget)
+    assert [b.path for b in packed] == ["a.md", "b.md"]
+    assert packed[0] == first
+    assert second.text.startswith(packed[1].text)
+    assert sum(count_tokens(b.text) for b in packed) == budget
+
+
+def test_pack_budget_truncates_first_block() -> None:
+    """A single oversized block is truncated to exactly the budget."""
+    block = ContextBlock("a.md", "The quick brown fox jumps over the lazy dog. " * 20)
+    packed = pack_budget([block], 25)
+    assert len(packed) == 1 and count_tokens(packed[0].text) == 25
+
+
+def test_context_recall_and_precision() -> None:
+    """Note recall and token precision over a packed context."""
+    blocks = [ContextBlock("g2", "alpha beta"), ContextBlock("x", "gamma delta"), ContextBlock("g1", "")]
+    assert note_recall_in(blocks, GOLD) == 0.5
+    assert precision_in(blocks, GOLD) == pytest.approx(2 / 4)
+    assert context_text(blocks[:2]) == "alpha beta\n\ngamma delta"
+    assert math.isnan(note_recall_in(blocks, {}))
+    assert math.isnan(precision_in([], GOLD))
+
+
+def test_current_first() -> None:
+    """Current note must outrank every ranked distractor."""
+    assert current_first(["cur", "d1", "d2"], "cur", ["d1", "d2"]) == 1.0
+    assert current_first(["d1", "cur"], "cur", ["d1", "d2"]) == 0.0
+    assert current_first(["x", "cur"], "cur", ["d1"]) == 1.0
+    assert current_first(["d1", "x"], "cur", ["d1"]) == 0.0
+    assert current_first(["x"], "cur", ["d1"]) == 0.0
+    assert current_first(["cur"], None, ["d1"]) is None
+    assert current_first(["cur"], "cur", []) is None
+
+
+def test_percentile_matches_numpy() -> None:
+    """Linear interpolation agrees with numpy.percentile."""
+    rng = random.Random(7)
+    for size in (1, 2, 5, 17, 100):
+        values = [rng.uniform(0, 1000) for _ in range(size)]
+        for p in (0, 5, 25, 50, 90, 95, 99, 100):
+            assert percentile(values, p) == pytest.approx(float(np.percentile(values, p)), abs=1e-9)
+    assert math.isnan(percentile([], 50))
+    with pytest.raises(ValueError):
+        percentile([1.0], 101)
