@@ -60,8 +60,9 @@ def _merge_small(sections: list[_Section]) -> list[_Section]:
     out: list[_Section] = []
     carry: _Section | None = None
     for sec in sections:
-        if carry is not None:
-            sec = _Section(carry.crumbs, carry.text + "\n\n" + sec.text, carry.tokens + sec.tokens)
+        if carry is not None:  # the merged section is named after its larger part
+            crumbs = carry.crumbs if carry.tokens > sec.tokens else sec.crumbs
+            sec = _Section(crumbs, carry.text + "\n\n" + sec.text, carry.tokens + sec.tokens)
             carry = None
         if sec.tokens < SECTION_MIN:
             carry = sec
@@ -146,7 +147,7 @@ def chunk_note(note: Note) -> list[Chunk]:
         if previous and total > WHOLE_NOTE_MAX:
             text = _overlap(previous) + "\n" + text
         previous = text
-        if crumbs and crumbs[0].strip().lower() == note.title.strip().lower():
+        if crumbs and _same_title(crumbs[0], note.title):
             crumbs = crumbs[1:]  # an H1 that repeats the file name
         breadcrumb = " > ".join((note.title, *crumbs))
         n = seen.get(breadcrumb, 0)
@@ -155,6 +156,12 @@ def chunk_note(note: Note) -> list[Chunk]:
         chunks.append(Chunk(chunk_id(note.path, breadcrumb, n), note.path, ord_, text, breadcrumb,
                             _crumb_date(crumbs) or note.date, count_tokens(text), digest))
     return chunks
+
+
+def _same_title(heading: str, title: str) -> bool:
+    def norm(text: str) -> str:
+        return " ".join(re.sub(r"[\u2012-\u2015\-]", "-", text).lower().split())
+    return norm(heading) == norm(title)
 
 
 def _crumb_date(crumbs: tuple[str, ...]) -> str | None:

@@ -234,8 +234,9 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None) -> Su
     summary.removed = removed
     if paths_changed or store.get_meta("links").get("dirty"):
         summary.relinked = relink(store, index, bars)
-        store.run_autocommit(cypher.prune_orphans())
         store.set_meta("links", {"dirty": False})
+    if todo or removed:
+        store.run_autocommit(cypher.prune_orphans())
     _apply_private(store, cfg)
     if embed_step is not None:
         summary.embedded = embed_step(store, bars)

@@ -13,7 +13,9 @@ class Embedder(Protocol):
     """Turns text into unit-length vectors."""
 
     model_name: str
-    dimensions: int
+
+    @property
+    def dimensions(self) -> int: ...
 
     @property
     def identity(self) -> str:

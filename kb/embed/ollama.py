@@ -51,6 +51,8 @@ class OllamaEmbedder:
         self._checked = True
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
         self.check()
         resp = self._call(lambda: self.client.embed(model=self.model_name, input=list(texts)))
         vectors = [list(map(float, v)) for v in resp.embeddings]

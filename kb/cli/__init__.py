@@ -1,0 +1,40 @@
+"""The `kb` command: one click group; subcommands live in small modules beside this one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from kb import __version__
+from kb.errors import KbError
+
+
+class KbGroup(click.Group):
+    """The single error boundary: expected errors become one-line messages, the rest raise."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KbError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+@click.group(cls=KbGroup)
+@click.version_option(__version__, prog_name="kb")
+def cli() -> None:
+    """kb: a knowledge graph of your Markdown vault in Neo4j, searched with dated citations."""
+
+
+def _register() -> None:
+    from kb.cli import db, refresh, search
+
+    for module in (db, refresh, search):
+        module.register(cli)
+
+
+_register()
+
+
+def main() -> None:
+    cli(prog_name="kb")

@@ -1,0 +1,81 @@
+"""`kb db start|stop|status|init`: kb's own Neo4j server, or the one you point it at."""
+
+from __future__ import annotations
+
+import click
+
+from kb import server
+from kb.cli.common import config, emit_json, json_option, store
+from kb.config import load_config
+
+
+@click.group("db")
+def db() -> None:
+    """Run kb's private Neo4j server, or check the one you configured."""
+
+
+@db.command("start")
+@json_option
+def start(as_json: bool) -> None:
+    """Start kb's managed Neo4j (fetched once with Maven) and wait until it answers."""
+    cfg = config()
+    if cfg.neo4j_uri:
+        click.echo(f"NEO4J_URI is set ({cfg.neo4j_uri}): kb uses that server and does not start its own.")
+        return
+    if not as_json:
+        click.echo("Starting Neo4j (the first start fetches the jars with Maven)...", err=True)
+    info = server.start(cfg)
+    cfg = load_config()
+    if as_json:
+        emit_json({"uri": info.uri, "user": info.user, "pid": info.pid, "config": str(cfg.config_file)})
+        return
+    click.echo(f"Neo4j is running at {info.uri} (pid {info.pid}).")
+    click.echo(f"Connect Neo4j Desktop or Browser: add a remote connection to {info.uri}, user "
+               f"'{info.user}', password from neo4j_password in {cfg.config_file}.")
+
+
+@db.command("stop")
+def stop() -> None:
+    """Stop kb's managed Neo4j."""
+    stopped = server.stop(config())
+    click.echo("Neo4j stopped." if stopped else "kb's Neo4j was not running.")
+
+
+@db.command("status")
+@json_option
+def status(as_json: bool) -> None:
+    """Say whether kb's managed server runs, or which server is configured."""
+    cfg = config()
+    info = {"managed": cfg.neo4j_uri is None, **server.status(cfg)}
+    if cfg.neo4j_uri:
+        info.update(uri=cfg.neo4j_uri, running=None)
+    if as_json:
+        emit_json(info)
+        return
+    if cfg.neo4j_uri:
+        click.echo(f"Using your Neo4j at {cfg.neo4j_uri} (user {cfg.neo4j_user}).")
+    elif info["running"]:
+        click.echo(f"kb's Neo4j {info['version']} is running at {info['uri']} (pid {info['pid']}).")
+    else:
+        click.echo("kb's Neo4j is not running: start it with `kb db start`.")
+
+
+@db.command("init")
+@json_option
+def init(as_json: bool) -> None:
+    """Create kb's constraints and indexes (idempotent) and record the schema version."""
+    with store(config()) as st:
+        st.init_schema()
+        meta = st.get_meta("schema")
+        names = st.index_names()
+        result = {"uri": st.conn.uri, "server_version": st.version, "schema_version": meta.get("version"),
+                  "indexes": names}
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(f"Schema v{result['schema_version']} ready on {result['uri']} (Neo4j {result['server_version']}); "
+                   f"{len(names)} indexes and constraints.")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(db)

@@ -1,0 +1,103 @@
+"""`kb refresh` and `kb status`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from kb.cli.common import config, embedder_option, emit_json, json_option, store, vault_option
+from kb.embed import make_embedder
+from kb.embeddings import EmbedStep
+from kb.errors import EmbedderError
+from kb.progress import Bars
+from kb.refresh import Summary, missing_with_aliases, refresh
+
+KNOWLEDGE_NOTE = "knowledge layer: not built yet in this version (structure and evidence layers only)"
+
+
+@click.command("refresh")
+@vault_option
+@embedder_option
+@click.option("--no-embed", is_flag=True, help="Build structure and chunks only; embed later.")
+@click.option("--reembed", is_flag=True, help="Rebuild every vector with the configured embedder.")
+@json_option
+def refresh_cmd(vault: str | None, embedder: str | None, no_embed: bool, reembed: bool, as_json: bool) -> None:
+    """Bring the graph up to date with the vault: only new or edited notes are parsed again."""
+    cfg = config(vault=vault, embedder=embedder)
+    step = None if no_embed else EmbedStep(make_embedder(cfg), reembed=reembed)
+    embed_error = None
+    with store(cfg) as st:
+        try:
+            summary = refresh(st, cfg, Bars(quiet=as_json), step)
+        except EmbedderError as exc:  # structure is already written: report it, then fail
+            embed_error = str(exc)
+            summary = refresh(st, cfg, Bars(quiet=True), None)
+    summary.knowledge = KNOWLEDGE_NOTE
+    if as_json:
+        out = summary.to_json()
+        out["embed_error"] = embed_error
+        emit_json(out)
+    else:
+        print_summary(summary)
+    if embed_error:
+        raise EmbedderError(f"structure and chunks are up to date, but embedding failed: {embed_error}")
+
+
+def print_summary(s: Summary) -> None:
+    c = s.counts
+    if s.wrote_nothing:
+        click.echo(f"No change in {s.vault} since the last refresh: wrote nothing ({s.seconds:.1f} s).")
+    else:
+        click.echo(f"Refreshed {s.vault} in {s.seconds:.1f} s: {len(s.added)} added, {len(s.changed)} changed, "
+                   f"{len(s.removed)} removed, {s.unchanged} unchanged.")
+    click.echo(f"Notes {c.get('notes', 0)}, chunks {c.get('chunks', 0)} ({s.chunks_written} written, "
+               f"{s.embedded} embedded, {c.get('pending', 0)} waiting for embeddings), links {c.get('links', 0)}, "
+               f"tags {c.get('tags', 0)}, folders {c.get('folders', 0)}.")
+    _print_missing(s.missing)
+    for title, items in (("Skipped", [f"{x['path']}: {x['reason']}" for x in s.skipped]), ("Warnings", s.warnings)):
+        if items:
+            click.echo(f"{title} ({len(items)}):")
+            for item in items:
+                click.echo(f"  {item}")
+    if s.knowledge:
+        click.echo(s.knowledge[0].upper() + s.knowledge[1:] + ".")
+
+
+def _print_missing(missing: list[dict[str, Any]]) -> None:
+    if not missing:
+        return
+    links = sum(m["links"] for m in missing)
+    click.echo(f"Missing link targets: {len(missing)} ({links} links):")
+    for m in missing:
+        hint = f"; matches an alias of {', '.join(m['alias_of'])}" if m["alias_of"] else ""
+        click.echo(f"  {m['name']} ({m['kind']}, {m['links']} from {', '.join(m['sources'][:3])}{hint})")
+
+
+@click.command("status")
+@json_option
+def status_cmd(as_json: bool) -> None:
+    """What the graph holds: counts, embedder, broken links and notes with warnings."""
+    cfg = config()
+    with store(cfg) as st:
+        counts = st.counts()
+        missing = missing_with_aliases(st)
+        embedder = st.get_meta("embedder")
+        warned = st.read("MATCH (n:Note) WHERE size(coalesce(n.warnings, [])) > 0 "
+                         "RETURN n.path AS path, n.warnings AS warnings ORDER BY path")
+        info = {"uri": st.conn.uri, "server_version": st.version, "counts": counts,
+                "embedder": embedder.get("identity"), "missing": missing, "warnings": warned}
+    if as_json:
+        emit_json(info)
+        return
+    click.echo(f"Neo4j {info['server_version']} at {info['uri']}; embedder {info['embedder'] or 'none yet'}.")
+    click.echo(", ".join(f"{k} {v}" for k, v in counts.items()))
+    _print_missing(missing)
+    for row in warned:
+        for w in row["warnings"]:
+            click.echo(f"  warning: {w}")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(refresh_cmd)
+    cli.add_command(status_cmd)

@@ -1,0 +1,73 @@
+"""Test session fixtures: one real Neo4j server, started through kb's own launcher."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from kb import server
+from kb.config import Config, load_config
+from kb.store import Connection, Store
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE_VAULT = REPO / "examples" / "vault"
+TEST_HOME = Path(os.environ.get("KB_TEST_HOME", REPO / ".kb-test"))
+
+
+@pytest.fixture(scope="session")
+def neo4j_server() -> Iterator[server.ServerInfo]:
+    """A real Neo4j for the whole session, on its own port and data folder; fails loudly if it cannot start."""
+    home = TEST_HOME / "home"
+    shutil.rmtree(home / "neo4j" / "data", ignore_errors=True)
+    (home / "config.toml").unlink(missing_ok=True)
+    cfg = load_config(home=home, env={}, flags={"server_port": server.free_port(), "server_heap": "768m",
+                                                "server_pagecache": "256m"})
+    info = server.start(cfg)
+    yield info
+    server.stop(load_config(home=home, env={}))
+
+
+@pytest.fixture(scope="session")
+def connection(neo4j_server: server.ServerInfo) -> Connection:
+    return Connection(neo4j_server.uri, neo4j_server.user, neo4j_server.password, "neo4j")
+
+
+@pytest.fixture
+def store(connection: Connection) -> Iterator[Store]:
+    """A connected store over an empty graph (nodes, kb metadata and the vector index dropped)."""
+    st = Store(connection)
+    st.clear()
+    st.drop_vector_index()
+    yield st
+    st.close()
+
+
+@pytest.fixture
+def kb_env(neo4j_server: server.ServerInfo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Environment for CLI tests: a fresh kb home pointed at the test server, offline embedder."""
+    home = tmp_path / "kbhome"
+    monkeypatch.setenv("KB_HOME", str(home))
+    monkeypatch.setenv("NEO4J_URI", neo4j_server.uri)
+    monkeypatch.setenv("NEO4J_USER", neo4j_server.user)
+    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_server.password)
+    monkeypatch.setenv("KB_EMBEDDER", "onnx:minilm")
+    for var in ("KB_VAULT", "OLLAMA_HOST", "KB_OVERRIDES"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+def make_config(vault: Path, **flags: object) -> Config:
+    """A Config for pipeline tests (no config file, no environment)."""
+    return load_config(home=TEST_HOME / "cfg", env={}, flags={"vault": str(vault), **flags})
+
+
+@pytest.fixture
+def example_vault(tmp_path: Path) -> Path:
+    """A writable copy of the example vault (symlinks and mtimes kept)."""
+    dest = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, dest, symlinks=True)
+    return dest

@@ -1,0 +1,179 @@
+"""A local stand-in for the parts of Ollama's HTTP API that kb uses, with programmable faults.
+
+Speaks `GET /api/tags`, `POST /api/embed` (deterministic unit vectors seeded from each text's
+sha256) and Ollama's 404 for an unknown model. Faults apply to the next N requests, in this order:
+drop the connection without a response, hang, answer HTTP 500. Every request is recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import socket
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Iterator
+
+DEFAULT_MODELS: dict[str, int] = {"bge-m3:latest": 1024}
+
+
+def vector_for(text: str, dims: int) -> list[float]:
+    """The unit-length vector the stand-in returns for `text` (same text, same vector)."""
+    rng = random.Random(hashlib.sha256(text.encode("utf-8")).digest())
+    raw = [rng.gauss(0.0, 1.0) for _ in range(dims)]
+    norm = math.sqrt(sum(x * x for x in raw)) or 1.0
+    return [x / norm for x in raw]
+
+
+def full_name(model: str) -> str:
+    """Ollama's canonical name: an untagged model means `:latest`."""
+    return model if ":" in model else f"{model}:latest"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    method: str
+    path: str
+    body: Any  # the parsed JSON body, or None
+
+
+class OllamaStandIn:
+    """A threaded HTTP server on 127.0.0.1 (a free port); use as a context manager."""
+
+    def __init__(self, models: dict[str, int] | None = None) -> None:
+        self.models: dict[str, int] = {full_name(k): v for k, v in (models or DEFAULT_MODELS).items()}
+        self.requests: list[Recorded] = []
+        self.drop_next = 0      # close the socket without any response, for the next N requests
+        self.fail_next = 0      # answer HTTP 500, for the next N requests
+        self.hang_next = 0      # sleep `hang_seconds` before answering, for the next N requests
+        self.hang_seconds = 0.0
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._server.daemon_threads = True
+        self._server.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name="ollama-standin", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def host(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> OllamaStandIn:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes any handler that is hanging
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> OllamaStandIn:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def calls(self, path: str) -> list[Recorded]:
+        """The recorded requests to `path`, oldest first."""
+        with self._lock:
+            return [r for r in self.requests if r.path == path]
+
+    def _take_fault(self) -> str | None:
+        """Which fault (if any) the request now arriving gets; each one counts down."""
+        with self._lock:
+            for name in ("drop_next", "hang_next", "fail_next"):
+                if getattr(self, name) > 0:
+                    setattr(self, name, getattr(self, name) - 1)
+                    return name
+        return None
+
+    def _record(self, entry: Recorded) -> None:
+        with self._lock:
+            self.requests.append(entry)
+
+    def _hang(self) -> None:
+        self._stopping.wait(self.hang_seconds)
+
+    def _tags(self) -> tuple[int, dict[str, Any]]:
+        models = [{"name": name, "model": name, "modified_at": "2025-01-01T00:00:00.000000000Z",
+                   "size": 1_157_672_605, "digest": hashlib.sha256(name.encode()).hexdigest(),
+                   "details": {"parent_model": "", "format": "gguf", "family": "bert", "families": ["bert"],
+                               "parameter_size": "566.70M", "quantization_level": "F16"}}
+                  for name in self.models]
+        return 200, {"models": models}
+
+    def _embed(self, body: Any) -> tuple[int, dict[str, Any]]:
+        model = str(body.get("model", "")) if isinstance(body, dict) else ""
+        dims = self.models.get(full_name(model)) if model else None
+        if dims is None:
+            return 404, {"error": f'model "{model}" not found, try pulling it first'}
+        texts = body.get("input", [])
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        return 200, {"model": model, "embeddings": [vector_for(str(t), dims) for t in texts],
+                     "total_duration": 12_000_000, "load_duration": 1_000_000,
+                     "prompt_eval_count": sum(len(str(t).split()) + 2 for t in texts)}
+
+
+def _make_handler(standin: OllamaStandIn) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+            pass
+
+        def do_GET(self) -> None:
+            self._serve("GET")
+
+        def do_POST(self) -> None:
+            self._serve("POST")
+
+        def _serve(self, method: str) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body: Any = json.loads(raw) if raw else None
+            except ValueError:
+                body = None
+            standin._record(Recorded(method, self.path, body))
+            fault = standin._take_fault()
+            if fault == "drop_next":
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if fault == "hang_next":
+                standin._hang()
+            if fault == "fail_next":
+                self._send(500, {"error": "llama runner process has terminated: exit status 2"})
+            elif (method, self.path) == ("GET", "/api/tags"):
+                self._send(*standin._tags())
+            elif (method, self.path) == ("POST", "/api/embed"):
+                self._send(*standin._embed(body))
+            else:
+                self._send(404, {"error": "404 page not found"})
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+def running(models: dict[str, int] | None = None) -> Iterator[OllamaStandIn]:
+    """Generator form for a pytest fixture: `yield from running()`."""
+    with OllamaStandIn(models) as standin:
+        yield standin

@@ -1,0 +1,41 @@
+"""Links, tags and headings as Obsidian reads them; nothing inside code counts."""
+
+from kb.markdown import RawLink, expand_tags, parse_structure
+
+
+def links(body: str) -> list[RawLink]:
+    return list(parse_structure(body).links)
+
+
+def test_every_wikilink_form() -> None:
+    got = links("[[Note]] [[Note|text]] [[Note#Heading]] [[Note#Heading|t]] [[Note#^blk]] "
+                "[[folder/Note]] ![[Note]] ![[pic.png]]")
+    assert [(l.target, l.display, l.heading, l.block, l.embed) for l in got] == [
+        ("Note", None, None, None, False), ("Note", "text", None, None, False),
+        ("Note", None, "Heading", None, False), ("Note", "t", "Heading", None, False),
+        ("Note", None, None, "blk", False), ("folder/Note", None, None, None, False),
+        ("Note", None, None, None, True), ("pic.png", None, None, None, True)]
+    assert {l.kind for l in got} == {"wiki"}
+
+
+def test_markdown_links_to_notes_are_links_and_urls_are_not() -> None:
+    got = links("See [the plan](Company/My%20Plan.md#Goals) and [site](https://x.com/a.md).")
+    assert got == [RawLink("Company/My Plan.md", "the plan", "Goals", None, False, "md")]
+
+
+def test_code_hides_links_tags_and_headings() -> None:
+    body = "# Real\ntext #real-tag `#notatag [[nolink]]`\n```\n# not a heading #nottag [[nolink2]]\n```\n## Also real\n"
+    s = parse_structure(body)
+    assert [(h.level, h.text) for h in s.headings] == [(1, "Real"), (2, "Also real")]
+    assert s.tags == ("real-tag",)
+    assert s.links == ()
+
+
+def test_tags_need_a_letter_and_a_space_before() -> None:
+    s = parse_structure("#ok #123 #2024-plan x#no url http://a.b/#frag (#paren) #client/active #Über")
+    assert s.tags == ("ok", "2024-plan", "client/active", "über")
+
+
+def test_nested_tags_count_under_their_parents() -> None:
+    assert expand_tags(["client/active", "#Metric/Customers", "x"]) == (
+        "client", "client/active", "metric", "metric/customers", "x")
