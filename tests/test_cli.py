@@ -1,0 +1,74 @@
+"""The CLI end to end with CliRunner: exit codes, JSON contracts and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kb.cli import cli
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.output
+
+
+def test_refresh_json_then_nothing_to_do(kb_env: Path, example_vault: Path, store: object) -> None:
+    code, out = invoke("refresh", "--vault", str(example_vault), "--json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert len(data["added"]) == 26 and data["counts"]["pending"] == 0 and data["embedded"] == data["counts"]["chunks"]
+    assert data["skipped"][0]["path"] == "Archive/.Investor letter draft.md.icloud"
+    code, out = invoke("refresh", "--vault", str(example_vault))
+    assert code == 0 and out.startswith(f"No change in {example_vault.resolve()}")
+    assert "wrote nothing" in out and "Ledgerly (note, 1 from Archive/Retrospective - year one.md; matches an alias" \
+        " of wiki/entities/Lumen Books.md)" in out
+    code, out = invoke("status", "--json")
+    status = json.loads(out)
+    assert code == 0 and status["counts"]["notes"] == 26 and status["embedder"].startswith("onnx:")
+
+
+def test_search_json_contract(kb_env: Path, example_vault: Path, store: object) -> None:
+    invoke("refresh", "--vault", str(example_vault), "--json")
+    code, out = invoke("search", "who led the seed round?", "--k", "5", "--json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["mode"] == "hybrid" and len(data["results"]) == 5
+    first = data["results"][0]
+    assert set(first) >= {"rank", "path", "date", "score", "keyword_rank", "vector_rank", "chunks"}
+    assert set(first["chunks"][0]) >= {"id", "breadcrumb", "date", "text", "score"}
+    code, out = invoke("search", "pricing", "--folder", "Company/Decisions", "--json")
+    assert code == 0 and {r["path"].split("/")[1] for r in json.loads(out)["results"]} == {"Decisions"}
+
+
+def test_errors_are_one_line_with_the_fix(kb_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out = invoke("refresh", "--vault", str(tmp_path / "nope"))
+    assert code == 1 and out.strip() == f"Error: vault {tmp_path / 'nope'} is not a folder: check --vault / KB_VAULT"
+    code, out = invoke("search", "x", "--since", "2024-02-30")
+    assert code == 1 and out.strip() == "Error: --since '2024-02-30' is not a date: use YYYY-MM-DD"
+    monkeypatch.setenv("NEO4J_PASSWORD", "wrong-password")
+    code, out = invoke("status")
+    assert code == 1 and "refused the login for user 'neo4j'" in out and "NEO4J_PASSWORD" in out
+    assert len(out.strip().splitlines()) == 1
+    monkeypatch.setenv("NEO4J_URI", "bolt://127.0.0.1:1")
+    code, out = invoke("status")
+    assert code == 1 and out.startswith("Error: cannot reach Neo4j at bolt://127.0.0.1:1")
+    assert "kb db start" in out and len(out.strip().splitlines()) == 1
+
+
+def test_unknown_embedder_is_named(kb_env: Path, example_vault: Path) -> None:
+    code, out = invoke("refresh", "--vault", str(example_vault), "--embedder", "word2vec")
+    assert code == 1 and "embedder = 'word2vec' is unknown" in out
+
+
+def test_db_init_is_idempotent(kb_env: Path, store: object) -> None:
+    for _ in range(2):
+        code, out = invoke("db", "init", "--json")
+        assert code == 0, out
+    data = json.loads(out)
+    assert data["schema_version"] == 1 and "chunk_text" in data["indexes"] and "note_path" in data["indexes"]

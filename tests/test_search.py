@@ -1,0 +1,153 @@
+"""Embeddings and hybrid search against a real Neo4j with the offline embedder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Sequence
+
+import pytest
+
+from conftest import make_config
+from kb.embed.onnx import OnnxEmbedder
+from kb.embeddings import EmbedStep
+from kb.errors import EmbedderError
+from kb.progress import Bars
+from kb.refresh import Summary, refresh
+from kb.store import SearchIndex, Store
+from search.hybrid import Filters, fuse, hybrid_search, lucene_query
+
+EMB = OnnxEmbedder()
+
+
+def build(store: Store, vault: Path, embedder: object = EMB, reembed: bool = False) -> Summary:
+    return refresh(store, make_config(vault), Bars(quiet=True), EmbedStep(embedder, reembed=reembed))  # type: ignore[arg-type]
+
+
+def paths(result: dict) -> list[str]:  # type: ignore[type-arg]
+    return [r["path"] for r in result["results"]]
+
+
+def search(store: Store, q: str, **kw: object) -> dict:  # type: ignore[type-arg]
+    return hybrid_search(SearchIndex(store), EMB, q, **kw)  # type: ignore[arg-type]
+
+
+def test_finds_the_right_notes(store: Store, example_vault: Path) -> None:
+    build(store, example_vault)
+    assert "People/Tobias Reinholt.md" in paths(search(store, "Who is the partner at Kestrel Capital?", k=3))
+    hit = search(store, "AutoMatch match rate", k=5)["results"][0]
+    assert hit["path"] == "wiki/entities/AutoMatch.md" and hit["date"] == "2023-11-20"
+    assert hit["chunks"][0]["text"] and hit["keyword_rank"] and hit["vector_rank"]
+
+
+def test_filters_are_inside_the_index_query(store: Store, example_vault: Path) -> None:
+    build(store, example_vault)
+    flt = Filters(folder="Company")
+    before = search(store, "pricing decision for client files", k=10, filters=flt)
+    for i in range(60):
+        (example_vault / "Zzz").mkdir(exist_ok=True)
+        (example_vault / f"Zzz/pricing {i}.md").write_text(
+            f"# Pricing decision {i}\nThe pricing decision for client files, per-client-file pricing again {i}.")
+    build(store, example_vault)
+    after = search(store, "pricing decision for client files", k=10, filters=flt)
+    assert paths(after) == paths(before) and all(p.startswith("Company/") for p in paths(after))
+    assert [r["vector_rank"] for r in after["results"]] == [r["vector_rank"] for r in before["results"]]
+    unfiltered = search(store, "pricing decision for client files", k=10)
+    assert any(p.startswith("Zzz/") for p in paths(unfiltered))
+
+
+def test_tag_and_date_filters(store: Store, example_vault: Path) -> None:
+    build(store, example_vault)
+    tagged = search(store, "customers", filters=Filters(tag="metric"))
+    assert tagged["results"] and all(p.startswith("Company/Metrics/") for p in paths(tagged))
+    dated = search(store, "pricing", filters=Filters(since="2025-01-01"))
+    assert dated["results"] and all(r["chunks"][0]["date"] >= "2025-01-01" for r in dated["results"])
+
+
+@pytest.mark.parametrize("q", ['"unclosed', "price: per seat", "AutoMatch AND OR NOT", "*", "[x TO", "a\\b (",
+                               "~fuzzy^2 && || !", "/regex/", "?"])
+def test_hostile_lucene_is_escaped(store: Store, example_vault: Path, q: str) -> None:
+    if not store.get_meta("embedder"):
+        build(store, example_vault)
+    result = search(store, q, k=5)
+    assert isinstance(result["results"], list)
+
+
+def test_lucene_query_builder() -> None:
+    assert lucene_query('What is "AutoMatch": AND *?') == "+(automatch)"
+    assert lucene_query("???") is None
+    q = lucene_query("fees", Filters(folder="/Company/", tag="#Client/Active", since="2024-01-01"))
+    assert q is not None and q.startswith("+(fees) +facets:kbf_") and "+facets:kbt_" in q
+    assert q.endswith("+facets:[kbd_20240101 TO kbd_99991231]")
+
+
+def test_same_question_same_order(store: Store, example_vault: Path) -> None:
+    build(store, example_vault)
+    runs = [search(store, "what did the board say about hiring?") for _ in range(3)]
+    assert len({json.dumps(r["results"], sort_keys=True) for r in runs}) == 1
+
+
+def test_fusion_ties_break_on_id() -> None:
+    hits = fuse([{"id": "b", "path": "x"}, {"id": "a", "path": "y"}], [{"id": "a", "path": "y"}, {"id": "b", "path": "x"}])
+    assert [h.id for h in hits] == ["a", "b"] and hits[0].score == hits[1].score
+
+
+class CountingEmbedder:
+    """The offline embedder, counting texts and optionally failing after some batches."""
+
+    model_name = EMB.model_name
+    dimensions = EMB.dimensions
+    identity = EMB.identity
+
+    def __init__(self, fail_after: int | None = None) -> None:
+        self.texts = 0
+        self.calls = 0
+        self.fail_after = fail_after
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        if self.fail_after is not None and self.calls >= self.fail_after:
+            raise EmbedderError("stand-in failure")
+        self.calls += 1
+        self.texts += len(texts)
+        return EMB.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return EMB.embed_query(text)
+
+
+def test_only_changed_chunks_are_embedded_again(store: Store, example_vault: Path) -> None:
+    first = CountingEmbedder()
+    s = build(store, example_vault, first)
+    assert first.texts == s.counts["chunks"] == s.embedded
+    note = example_vault / "People/Jonas Ekberg.md"
+    note.write_text(note.read_text() + "\nAdded a line.\n")
+    second = CountingEmbedder()
+    s = build(store, example_vault, second)
+    assert s.changed == ["People/Jonas Ekberg.md"] and second.texts == 1
+    shutil.move(example_vault / "People/Mira Havel.md", example_vault / "Clients/Mira Havel.md")
+    third = CountingEmbedder()
+    s = build(store, example_vault, third)
+    assert s.added == ["Clients/Mira Havel.md"] and third.texts == 0  # a moved note reuses its vectors
+
+
+def test_interrupted_embedding_resumes_without_paying_twice(store: Store, example_vault: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("kb.embeddings.BATCH", 4)
+    broken = CountingEmbedder(fail_after=2)
+    with pytest.raises(EmbedderError):
+        build(store, example_vault, broken)
+    assert store.counts()["pending"] == store.counts()["chunks"] - 8
+    rest = CountingEmbedder()
+    build(store, example_vault, rest)
+    assert broken.texts + rest.texts == store.counts()["chunks"] and store.counts()["pending"] == 0
+
+
+def test_embedder_mismatch_is_an_error_until_reembed(store: Store, example_vault: Path) -> None:
+    build(store, example_vault)
+    store.set_meta("embedder", {"identity": "ollama:bge-m3:1024", "dimensions": 1024})
+    with pytest.raises(EmbedderError, match=r"built with ollama:bge-m3:1024 but the configured embedder is "
+                                            r"onnx:all-MiniLM-L6-v2-int8:384: run `kb refresh --reembed`"):
+        build(store, example_vault)
+    s = build(store, example_vault, reembed=True)
+    assert s.embedded == s.counts["chunks"] and store.get_meta("embedder")["identity"] == EMB.identity
