@@ -135,6 +135,7 @@ def chunk_note(note: Note) -> list[Chunk]:
     if not body:
         return []
     total = count_tokens(body)
+    raw: list[tuple[tuple[str, ...], str]]
     if total <= WHOLE_NOTE_MAX:
         raw = [((), body)]
     else:

@@ -126,9 +126,13 @@ def _chunk_row(chunk: Chunk, note: Note) -> dict[str, Any]:
 
 def write_batch(store: Store, notes: list[Note], index: LinkIndex, embedder_id: str) -> int:
     """Write notes with their chunks, tags, folders and links in one transaction."""
-    note_rows, chunk_rows, pairs, folders, tag_pairs = [], [], [], {}, set()
+    note_rows: list[dict[str, Any]] = []
+    chunk_rows: list[dict[str, Any]] = []
+    clear_rows: list[dict[str, Any]] = []
+    pairs: list[list[str]] = []
+    folders: dict[str, str | None] = {}
+    tag_pairs: set[tuple[str, str]] = set()
     links: dict[str, list[dict[str, Any]]] = {"note": [], "missing": [], "attachment": []}
-    clear_rows = []
     for note in notes:
         chunks = chunk_note(note)
         rows = link_rows(note.path, list(note.links), index)
