@@ -216,3 +216,17 @@ def chunk_details() -> str:
     return ("UNWIND $ids AS cid MATCH (c:Chunk {id: cid})-[:IN_NOTE]->(n:Note) "
             "RETURN c.id AS id, c.text AS text, c.breadcrumb AS breadcrumb, c.date AS date, c.tokens AS tokens, "
             "c.ord AS ord, n.path AS path, n.title AS title, n.date AS note_date, n.aliases AS aliases")
+
+
+def mark_private() -> str:
+    return ("MATCH (n:Note) WITH n, any(f IN $folders WHERE n.path STARTS WITH f + '/') AS p "
+            "SET n.private = p WITH n, p MATCH (c:Chunk)-[:IN_NOTE]->(n) SET c.private = p")
+
+
+def notes_with_warnings() -> str:
+    return ("MATCH (n:Note) WHERE size(coalesce(n.warnings, [])) > 0 "
+            "RETURN n.path AS path, n.warnings AS warnings ORDER BY path")
+
+
+def delete_everything() -> str:
+    return "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"

@@ -256,8 +256,7 @@ def _apply_private(store: Store, cfg: Config) -> None:
     folders = sorted(cfg.private_folders)
     if store.get_meta("privacy").get("folders") == folders:
         return
-    store.run("MATCH (n:Note) WITH n, any(f IN $folders WHERE n.path STARTS WITH f + '/') AS p "
-              "SET n.private = p WITH n, p MATCH (c:Chunk)-[:IN_NOTE]->(n) SET c.private = p", folders=folders)
+    store.run(cypher.mark_private(), folders=folders)
     store.set_meta("privacy", {"folders": folders})
 
 

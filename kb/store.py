@@ -127,12 +127,15 @@ class Store:
     def note_aliases(self) -> list[tuple[str, list[str]]]:
         return [(r["path"], list(r["aliases"])) for r in self.read(cypher.aliases())]
 
+    def notes_with_warnings(self) -> list[dict[str, Any]]:
+        return self.read(cypher.notes_with_warnings())
+
     def raw_links(self) -> Iterator[dict[str, Any]]:
         yield from self.read(cypher.all_raw_links())
 
     def clear(self) -> None:
         """Delete every node (tests and `kb db reset`)."""
-        self.run_autocommit("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS")
+        self.run_autocommit(cypher.delete_everything())
 
     # -- embeddings -----------------------------------------------------
     def pending_chunks(self, limit: int) -> list[dict[str, Any]]:

@@ -83,8 +83,7 @@ def status_cmd(as_json: bool) -> None:
         counts = st.counts()
         missing = missing_with_aliases(st)
         embedder = st.get_meta("embedder")
-        warned = st.read("MATCH (n:Note) WHERE size(coalesce(n.warnings, [])) > 0 "
-                         "RETURN n.path AS path, n.warnings AS warnings ORDER BY path")
+        warned = st.notes_with_warnings()
         info = {"uri": st.conn.uri, "server_version": st.version, "counts": counts,
                 "embedder": embedder.get("identity"), "missing": missing, "warnings": warned}
     if as_json:

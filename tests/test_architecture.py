@@ -1,0 +1,67 @@
+"""Which package may import which, read from the source with ast; and the Cypher builders as strings."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from kb import cypher
+
+REPO = Path(__file__).resolve().parents[1]
+OURS = {"kb", "search", "eval", "extract"}
+# The layers: kb depends on nothing else here; extract and search on kb; eval on search.
+# Only the wiring modules (the CLI and the MCP server) may import upward.
+ALLOWED = {"kb": {"kb"}, "extract": {"kb", "extract"}, "search": {"kb", "search"}, "eval": {"kb", "search", "eval"}}
+WIRING = ("kb/cli/", "kb/mcp_server.py")
+
+
+def imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found & OURS
+
+
+def test_layers_only_import_downward() -> None:
+    bad = []
+    for package, allowed in ALLOWED.items():
+        for path in sorted((REPO / package).rglob("*.py")):
+            rel = path.relative_to(REPO).as_posix()
+            if rel.startswith(WIRING):
+                continue
+            extra = imports(path) - allowed
+            if extra:
+                bad.append(f"{rel} imports {sorted(extra)}")
+    assert bad == []
+
+
+def test_cypher_lives_in_one_module() -> None:
+    offenders = []
+    for package in ("kb", "search", "eval", "extract"):
+        for path in sorted((REPO / package).rglob("*.py")):
+            rel = path.relative_to(REPO).as_posix()
+            if rel in ("kb/cypher.py", "kb/readonly.py", "kb/mcp_server.py"):
+                continue
+            text = path.read_text(encoding="utf-8")
+            if "MATCH (" in text or "MERGE (" in text:
+                offenders.append(rel)
+    assert offenders == []
+
+
+def test_schema_statements_are_idempotent() -> None:
+    statements = cypher.schema_statements()
+    assert all(" IF NOT EXISTS " in s for s in statements)
+    assert "CREATE CONSTRAINT note_path IF NOT EXISTS FOR (n:Note) REQUIRE n.path IS UNIQUE" in statements
+    assert cypher.vector_index(384) == (
+        "CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS FOR (c:Chunk) ON (c.embedding) OPTIONS {indexConfig: "
+        "{`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}")
+
+
+def test_filtered_vector_query_filters_before_ranking() -> None:
+    q = cypher.vector_chunks_filtered()
+    assert q.index("WHERE") < q.index("vector.similarity.cosine") < q.index("ORDER BY score DESC, id")
+    assert "queryNodes" not in q
