@@ -211,6 +211,8 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None) -> Su
     started = time.monotonic()
     vault = cfg.require_vault()
     store.init_schema()
+    if store.get_meta("vault").get("path") != str(vault.resolve()):
+        store.set_meta("vault", {"path": str(vault.resolve())})
     scan = scan_vault(vault, cfg.include, cfg.exclude, cfg.max_file_bytes)
     states = store.note_states()
     summary = Summary(vault=str(vault), skipped=[{"path": s.path, "reason": s.reason} for s in scan.skipped])

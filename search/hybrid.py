@@ -106,12 +106,17 @@ def _best(ranks: Any) -> int | None:
     return min(values) if values else None
 
 
-def hybrid_search(index: SearchIndex, embedder: Embedder | None, question: str, k: int = 20,
-                  filters: Filters | None = None, depth: int | None = None, per_note: int = 3) -> dict[str, Any]:
-    """The `kb search --json` contract: ranked notes with their best chunks in full and the score parts."""
-    filters = filters or Filters()
-    depth = depth or max(100, k * 5)
-    timing: dict[str, float] = {}
+@dataclass
+class Ranking:
+    """Fused chunk ranking of one question, with timings (ms)."""
+
+    chunks: list[ChunkHit]
+    timing: dict[str, float]
+
+
+def rank_chunks(index: SearchIndex, embedder: Embedder | None, question: str, filters: Filters,
+                depth: int) -> Ranking:
+    """Keyword and vector rankings of chunks, fused by reciprocal rank."""
     t0 = time.perf_counter()
     lucene = lucene_query(question, filters)
     keyword = index.keyword(lucene, depth) if lucene else []
@@ -120,11 +125,23 @@ def hybrid_search(index: SearchIndex, embedder: Embedder | None, question: str, 
     t2 = time.perf_counter()
     vector = index.vector(vec, depth, filters.params()) if vec is not None else []
     t3 = time.perf_counter()
-    notes = roll_up(fuse(keyword, vector), k, per_note)
-    details = index.chunks([c.id for n in notes for c in n.chunks])
+    fused = fuse(keyword, vector)
     t4 = time.perf_counter()
-    timing.update(keyword_ms=(t1 - t0) * 1e3, embed_ms=(t2 - t1) * 1e3, vector_ms=(t3 - t2) * 1e3,
-                  fuse_ms=(t4 - t3) * 1e3)
+    timing = {"keyword_ms": (t1 - t0) * 1e3, "embed_ms": (t2 - t1) * 1e3, "vector_ms": (t3 - t2) * 1e3,
+              "fuse_ms": (t4 - t3) * 1e3}
+    return Ranking(fused, timing)
+
+
+def hybrid_search(index: SearchIndex, embedder: Embedder | None, question: str, k: int = 20,
+                  filters: Filters | None = None, depth: int | None = None, per_note: int = 3) -> dict[str, Any]:
+    """The `kb search --json` contract: ranked notes with their best chunks in full and the score parts."""
+    filters = filters or Filters()
+    ranking = rank_chunks(index, embedder, question, filters, depth or max(100, k * 5))
+    t0 = time.perf_counter()
+    notes = roll_up(ranking.chunks, k, per_note)
+    details = index.chunks([c.id for n in notes for c in n.chunks])
+    timing = dict(ranking.timing)
+    timing["fuse_ms"] += (time.perf_counter() - t0) * 1e3
     timing["search_ms"] = timing["keyword_ms"] + timing["vector_ms"] + timing["fuse_ms"]
     return {
         "query": question, "mode": "hybrid", "filters": filters.params(), "k": k,
@@ -132,6 +149,16 @@ def hybrid_search(index: SearchIndex, embedder: Embedder | None, question: str, 
         "timing": {key: round(v, 2) for key, v in timing.items()},
         "results": [_note_json(rank, n, details) for rank, n in enumerate(notes, start=1)],
     }
+
+
+def flat_chunks(index: SearchIndex, embedder: Embedder | None, question: str, limit: int = 200,
+                filters: Filters | None = None) -> dict[str, Any]:
+    """Chunks in fused order, not rolled up to notes: the flat-retrieval arm."""
+    ranking = rank_chunks(index, embedder, question, filters or Filters(), limit)
+    hits = ranking.chunks[:limit]
+    details = index.chunks([h.id for h in hits])
+    return {"query": question, "mode": "flat", "timing": {k: round(v, 2) for k, v in ranking.timing.items()},
+            "chunks": [{"path": h.path, **_chunk_json(h, details.get(h.id, {}))} for h in hits]}
 
 
 def _note_json(rank: int, note: NoteHit, details: dict[str, dict[str, Any]]) -> dict[str, Any]:

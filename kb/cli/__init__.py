@@ -27,9 +27,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from kb.cli import db, refresh, search
+    from kb.cli import db, eval, refresh, search
 
-    for module in (db, refresh, search):
+    for module in (db, eval, refresh, search):
         module.register(cli)
 
 

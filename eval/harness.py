@@ -1,0 +1,120 @@
+"""Runs search modes over a question set and scores each question; no paid calls, so re-runs are free."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from eval.metrics import (ContextBlock, all_gold_at, context_text, count_tokens, current_first, facts_found,
+                          mrr, ndcg_at, note_recall_in, pack_budget, precision_in, recall_at)
+from eval.questions import Question
+from kb.embed import Embedder
+from kb.store import SearchIndex
+from search.hybrid import flat_chunks, hybrid_search
+
+BUDGET = 8000
+DEPTH_NOTES = 20
+METRICS = ("recall@10", "recall@20", "all_gold@20", "mrr", "ndcg@10", "fact_recall@8k", "note_recall@8k",
+           "precision@8k", "current_first")
+
+
+@dataclass
+class ModeOutput:
+    """What a mode returned for one question: ranked notes and the context it would hand an answerer."""
+
+    ranked: list[str]
+    blocks: list[ContextBlock]
+    top_score: float | None
+    latency_ms: float
+    search_ms: float
+
+
+@dataclass
+class Row:
+    """One question scored under one mode."""
+
+    qid: str
+    category: str
+    mode: str
+    metrics: dict[str, float | None]
+    facts: list[bool]
+    context_tokens: int
+    latency_ms: float
+    search_ms: float
+    top: list[str] = field(default_factory=list)
+    top_score: float | None = None
+
+
+Mode = Callable[[str, int], ModeOutput]
+
+
+def hybrid_mode(index: SearchIndex, embedder: Embedder | None) -> Mode:
+    """Top 20 notes, each with its best chunks in full, in rank order."""
+    def run(question: str, budget: int) -> ModeOutput:
+        t0 = time.perf_counter()
+        res = hybrid_search(index, embedder, question, k=DEPTH_NOTES)
+        latency = (time.perf_counter() - t0) * 1e3
+        blocks = [ContextBlock(r["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}")
+                  for r in res["results"] for c in r["chunks"]]
+        top = res["results"][0]["score"] if res["results"] else None
+        return ModeOutput([r["path"] for r in res["results"]], pack_budget(blocks, budget), top, latency,
+                          res["timing"]["search_ms"])
+    return run
+
+
+def flat_mode(index: SearchIndex, embedder: Embedder | None) -> Mode:
+    """Fused chunks as they rank, packed to the budget the richer mode used."""
+    def run(question: str, budget: int) -> ModeOutput:
+        t0 = time.perf_counter()
+        res = flat_chunks(index, embedder, question, limit=200)
+        latency = (time.perf_counter() - t0) * 1e3
+        blocks = [ContextBlock(c["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}") for c in res["chunks"]]
+        ranked = list(dict.fromkeys(c["path"] for c in res["chunks"]))
+        timing = res["timing"]
+        top = res["chunks"][0]["score"] if res["chunks"] else None
+        return ModeOutput(ranked, pack_budget(blocks, budget), top, latency,
+                          timing["keyword_ms"] + timing["vector_ms"] + timing["fuse_ms"])
+    return run
+
+
+def score(q: Question, mode: str, out: ModeOutput) -> Row:
+    """Every metric for one question under one mode."""
+    gold = q.gold()
+    ctx = context_text(out.blocks)
+    found = facts_found(ctx, q.quotes())
+    metrics: dict[str, float | None] = {
+        "recall@10": recall_at(out.ranked, gold, 10), "recall@20": recall_at(out.ranked, gold, 20),
+        "all_gold@20": all_gold_at(out.ranked, gold, 20), "mrr": mrr(out.ranked, gold),
+        "ndcg@10": ndcg_at(out.ranked, gold, 10),
+        "fact_recall@8k": sum(found) / len(found) if found else math.nan,
+        "note_recall@8k": note_recall_in(out.blocks, gold), "precision@8k": precision_in(out.blocks, gold),
+        "current_first": current_first(out.ranked, q.current_path, q.distractors),
+    }
+    return Row(q.id, q.category, mode, metrics, found, sum(count_tokens(b.text) for b in out.blocks),
+               round(out.latency_ms, 2), round(out.search_ms, 2), out.ranked[:5], out.top_score)
+
+
+def run_modes(questions: Sequence[Question], modes: dict[str, Mode], budget: int = BUDGET,
+              advance: Callable[[int], None] | None = None) -> list[Row]:
+    """Each question under each mode; the flat arm gets the token count of the first richer mode."""
+    rows: list[Row] = []
+    richer = [m for m in modes if m != "flat"]
+    for q in questions:
+        used = budget
+        for name in richer:
+            row = score(q, name, modes[name](q.question, budget))
+            rows.append(row)
+            if name == richer[0]:
+                used = row.context_tokens
+        if "flat" in modes:
+            rows.append(score(q, "flat", modes["flat"](q.question, used if richer else budget)))
+        if advance:
+            advance(1)
+    return rows
+
+
+def rows_json(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    return [{**r.__dict__, "metrics": {k: (None if v is None or (isinstance(v, float) and math.isnan(v)) else v)
+                                       for k, v in r.metrics.items()}} for r in rows]

@@ -1,0 +1,131 @@
+"""Tables, paired tests and charts for an eval run: a Markdown report a person can read."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+from eval.harness import METRICS, Row
+from eval.metrics import percentile
+from eval.stats import mcnemar, paired_compare
+
+TABLE_METRICS = ("recall@10", "recall@20", "ndcg@10", "mrr", "fact_recall@8k", "note_recall@8k", "precision@8k",
+                 "current_first")
+
+
+def mean(values: Sequence[float | None]) -> float:
+    vals = [v for v in values if v is not None and not math.isnan(v)]
+    return sum(vals) / len(vals) if vals else math.nan
+
+
+def fmt(x: float) -> str:
+    return "–" if math.isnan(x) else f"{x:.3f}"
+
+
+def by(rows: Sequence[Row], mode: str, category: str | None = None) -> list[Row]:
+    return [r for r in rows if r.mode == mode and (category is None or r.category == category)]
+
+
+def category_table(rows: Sequence[Row], modes: Sequence[str]) -> list[str]:
+    cats = sorted({r.category for r in rows})
+    out = ["| category | n | mode | " + " | ".join(TABLE_METRICS) + " |",
+           "|---|---|---|" + "---|" * len(TABLE_METRICS)]
+    for cat in [*cats, None]:
+        for mode in modes:
+            sel = by(rows, mode, cat)
+            cells = [fmt(mean([r.metrics[m] for r in sel])) for m in TABLE_METRICS]
+            out.append(f"| {cat or '**all**'} | {len(sel)} | {mode} | " + " | ".join(cells) + " |")
+    return out
+
+
+def paired_table(rows: Sequence[Row], base: str, other: str) -> list[str]:
+    """Per-question wins/losses/ties of `other` against `base`, sign-test p; McNemar on full fact coverage."""
+    a_rows, b_rows = {r.qid: r for r in by(rows, other)}, {r.qid: r for r in by(rows, base)}
+    qids = sorted(set(a_rows) & set(b_rows))
+    out = [f"| metric | {other} wins | {base} wins | ties | sign-test p |", "|---|---|---|---|---|"]
+    for m in METRICS:
+        res = paired_compare([_num(a_rows[q].metrics[m]) for q in qids], [_num(b_rows[q].metrics[m]) for q in qids])
+        out.append(f"| {m} | {res.wins} | {res.losses} | {res.ties} | {res.p_value:.4f} |")
+    full = [(all(a_rows[q].facts), all(b_rows[q].facts)) for q in qids if a_rows[q].facts]
+    b = sum(1 for x, y in full if x and not y)
+    c = sum(1 for x, y in full if y and not x)
+    out.append(f"\nMcNemar (all key facts within 8k tokens): {other} only {b}, {base} only {c}, "
+               f"exact p = {mcnemar(b, c):.4f}")
+    return out
+
+
+def _num(v: float | None) -> float:
+    return math.nan if v is None else float(v)
+
+
+def latency_table(rows: Sequence[Row], modes: Sequence[str]) -> list[str]:
+    out = ["| mode | p50 ms | p95 ms | search-only p50 ms | search-only p95 ms |", "|---|---|---|---|---|"]
+    for mode in modes:
+        lat = [r.latency_ms for r in by(rows, mode)]
+        srch = [r.search_ms for r in by(rows, mode)]
+        out.append(f"| {mode} | {percentile(lat, 50):.0f} | {percentile(lat, 95):.0f} | "
+                   f"{percentile(srch, 50):.0f} | {percentile(srch, 95):.0f} |")
+    return out
+
+
+def unanswerable(rows: Sequence[Row]) -> list[str]:
+    sel = [r for r in rows if r.category == "unanswerable"]
+    out = ["| question | mode | top score | top notes |", "|---|---|---|---|"]
+    out += [f"| {r.qid} | {r.mode} | {r.top_score if r.top_score is not None else '–'} | {', '.join(r.top[:3])} |"
+            for r in sel]
+    return out if sel else []
+
+
+def markdown(rows: Sequence[Row], modes: Sequence[str], header: dict[str, Any]) -> str:
+    lines = ["# kb retrieval eval", ""]
+    lines += [f"- {k}: {v}" for k, v in header.items()]
+    lines += ["", "## By category", "", *category_table(rows, modes), ""]
+    for other in modes[1:]:
+        lines += [f"## {other} vs {modes[0]} (paired, per question)", "", *paired_table(rows, modes[0], other), ""]
+    lines += ["## Latency (whole call, including the question embedding; and search only)", "",
+              *latency_table(rows, modes), ""]
+    if unanswerable(rows):
+        lines += ["## Unanswerable questions (for a future abstention threshold)", "", *unanswerable(rows), ""]
+    lines += ["## Key facts per question", "", "| question | " + " | ".join(modes) + " |",
+              "|---|" + "---|" * len(modes)]
+    for qid in sorted({r.qid for r in rows}):
+        cells = []
+        for mode in modes:
+            r = next((x for x in rows if x.qid == qid and x.mode == mode), None)
+            cells.append("–" if r is None or not r.facts else f"{sum(r.facts)}/{len(r.facts)}")
+        lines.append(f"| {qid} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def charts(rows: Sequence[Row], modes: Sequence[str], out: Path) -> list[Path]:
+    """Per-category bars for each metric by mode, and the latency distribution, as PNGs."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cats = sorted({r.category for r in rows})
+    fig, axes = plt.subplots(2, 2, figsize=(14, 9))
+    for ax, metric in zip(axes.flat, ("recall@20", "ndcg@10", "fact_recall@8k", "precision@8k")):
+        width = 0.8 / max(len(modes), 1)
+        for i, mode in enumerate(modes):
+            vals = [mean([r.metrics[metric] for r in by(rows, mode, c)]) for c in cats]
+            ax.bar([x + i * width for x in range(len(cats))], [0 if math.isnan(v) else v for v in vals],
+                   width, label=mode)
+        ax.set_title(metric)
+        ax.set_xticks([x + width * (len(modes) - 1) / 2 for x in range(len(cats))], cats, rotation=30, ha="right")
+        ax.set_ylim(0, 1.05)
+    axes.flat[0].legend()
+    fig.tight_layout()
+    bars = out / "categories.png"
+    fig.savefig(bars, dpi=110)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.boxplot([[r.latency_ms for r in by(rows, m)] for m in modes], tick_labels=list(modes))
+    ax.set_ylabel("latency per question (ms)")
+    ax.set_title("Latency by mode")
+    fig.tight_layout()
+    lat = out / "latency.png"
+    fig.savefig(lat, dpi=110)
+    plt.close(fig)
+    return [bars, lat]

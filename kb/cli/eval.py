@@ -1,0 +1,110 @@
+"""`kb eval check` and `kb eval run`: graded retrieval questions, scored per search mode."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import click
+
+from eval.harness import Mode, flat_mode, hybrid_mode, rows_json, run_modes
+from eval.questions import QuestionSetError, check_questions, filter_split, load_questions
+from eval.report import charts, markdown
+from kb import __version__
+from kb.cli.common import config, embedder_option, emit_json, json_option, store
+from kb.embed import make_embedder
+from kb.embeddings import EmbedStep
+from kb.errors import ConfigError
+from kb.progress import Bars
+from kb.refresh import refresh
+from kb.store import SearchIndex
+
+MODES = ("hybrid", "flat")
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Score search modes on graded questions over a vault."""
+
+
+def _load(questions: str, vault: str) -> list:  # type: ignore[type-arg]
+    try:
+        return load_questions(Path(questions))
+    except QuestionSetError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
+@eval_group.command("check")
+@click.argument("questions", type=click.Path(exists=True, dir_okay=False))
+@click.option("--vault", required=True, type=click.Path(exists=True, file_okay=False))
+@json_option
+def check(questions: str, vault: str, as_json: bool) -> None:
+    """Validate a question set: paths exist, quotes occur verbatim, ids are unique."""
+    qs = _load(questions, vault)
+    problems = check_questions(qs, Path(vault))
+    if as_json:
+        emit_json({"questions": len(qs), "problems": problems})
+    elif problems:
+        for p in problems:
+            click.echo(p)
+    else:
+        click.echo(f"{questions}: {len(qs)} questions, all paths and quotes check out.")
+    if problems:
+        raise click.exceptions.Exit(1)
+
+
+@eval_group.command("run")
+@click.argument("questions", type=click.Path(exists=True, dir_okay=False))
+@click.option("--vault", required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--modes", default="hybrid,flat", show_default=True, help="Comma list of: " + ", ".join(MODES))
+@click.option("--split", type=click.Choice(["dev", "test"]), help="Only this split.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Report folder (default eval-out/DATE).")
+@click.option("--refresh", "do_refresh", is_flag=True, help="Refresh the graph from --vault first.")
+@embedder_option
+@json_option
+def run(questions: str, vault: str, modes: str, split: str | None, out_dir: str | None, do_refresh: bool,
+        embedder: str | None, as_json: bool) -> None:
+    """Run every mode on every question; write report.md, rows.json and PNG charts."""
+    names = [m.strip() for m in modes.split(",") if m.strip()]
+    unknown = [m for m in names if m not in MODES]
+    if unknown or not names:
+        raise ConfigError(f"--modes {modes!r}: unknown mode(s) {unknown}; choose from {', '.join(MODES)}")
+    qs = filter_split(_load(questions, vault), split)
+    problems = check_questions(qs, Path(vault))
+    if problems:
+        raise ConfigError(f"{questions}: {problems[0]} (and {len(problems) - 1} more): run `kb eval check`")
+    cfg = config(vault=vault, embedder=embedder)
+    emb = make_embedder(cfg)
+    with store(cfg) as st:
+        if do_refresh:
+            refresh(st, cfg, Bars(quiet=as_json), EmbedStep(emb))
+        held = st.get_meta("vault").get("path")
+        if held != str(Path(vault).resolve()):
+            raise ConfigError(f"the graph holds {held or 'no vault'}, not {Path(vault).resolve()}: "
+                              "add --refresh (or run `kb refresh --vault` first)")
+        index = SearchIndex(st)
+        builders = {"hybrid": hybrid_mode, "flat": flat_mode}
+        table: dict[str, Mode] = {m: builders[m](index, emb) for m in names}
+        with Bars(quiet=as_json).step("questions", len(qs)) as advance:
+            rows = run_modes(qs, table, advance=advance)
+        counts = st.counts()
+    out = Path(out_dir or f"eval-out/{dt.date.today().isoformat()}")
+    out.mkdir(parents=True, exist_ok=True)
+    header = {"kb version": __version__, "date": dt.datetime.now().isoformat(timespec="seconds"),
+              "questions": f"{questions} ({len(qs)}{', split ' + split if split else ''})",
+              "vault": f"{Path(vault).resolve()} ({counts['notes']} notes, {counts['chunks']} chunks)",
+              "embedder": emb.identity, "modes": ", ".join(names), "budget": "8000 tokens"}
+    (out / "report.md").write_text(markdown(rows, names, header), encoding="utf-8")
+    (out / "rows.json").write_text(json.dumps({"header": header, "rows": rows_json(rows)}, indent=2), encoding="utf-8")
+    pngs = charts(rows, names, out)
+    if as_json:
+        emit_json({"out": str(out), "report": str(out / "report.md"), "charts": [str(p) for p in pngs],
+                   "header": header, "rows": rows_json(rows)})
+    else:
+        click.echo((out / "report.md").read_text(encoding="utf-8"))
+        click.echo(f"Written to {out}/ (report.md, rows.json, {', '.join(p.name for p in pngs)})")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(eval_group)
