@@ -77,10 +77,11 @@ def _merge_small(sections: list[_Section]) -> list[_Section]:
     return out
 
 
-def _pieces(text: str, limit: int) -> list[str]:
+def _pieces(text: str, limit: int, tokens: int | None = None) -> list[tuple[str, int]]:
     """Split text at paragraphs, then sentences, then words, into pieces of at most `limit` tokens."""
-    if count_tokens(text) <= limit:
-        return [text]
+    tokens = count_tokens(text) if tokens is None else tokens
+    if tokens <= limit:
+        return [(text, tokens)]
     for splitter in (re.compile(r"\n\s*\n"), SENTENCE_END, re.compile(r"(?<=\s)")):
         parts = [p for p in splitter.split(text) if p.strip()]
         if len(parts) > 1:
@@ -88,33 +89,37 @@ def _pieces(text: str, limit: int) -> list[str]:
     else:
         return _hard_split(text, limit)
     glue = "\n\n" if "\n\n" in text else " "
-    out: list[str] = []
+    out: list[tuple[str, int]] = []
     current: list[str] = []
     size = 0
     for part in parts:
         part_tokens = count_tokens(part)
         if part_tokens > limit:
-            out.extend(_flush(current, glue))
+            out.extend(_flush(current, glue, size))
             current, size = [], 0
-            out.extend(_pieces(part, limit))
+            out.extend(_pieces(part, limit, part_tokens))
             continue
         if size + part_tokens > limit and current:
-            out.extend(_flush(current, glue))
+            out.extend(_flush(current, glue, size))
             current, size = [], 0
         current.append(part.strip())
         size += part_tokens + 1
-    out.extend(_flush(current, glue))
+    out.extend(_flush(current, glue, size))
     return out
 
 
-def _flush(parts: list[str], glue: str) -> list[str]:
-    return [glue.join(parts)] if parts else []
+def _flush(parts: list[str], glue: str, size: int) -> list[tuple[str, int]]:
+    """Join packed parts; the exact count replaces the running estimate."""
+    if not parts:
+        return []
+    text = glue.join(parts)
+    return [(text, count_tokens(text))]
 
 
-def _hard_split(text: str, limit: int) -> list[str]:
+def _hard_split(text: str, limit: int) -> list[tuple[str, int]]:
     from kb.tokens import encoding
     toks = encoding().encode(text, disallowed_special=())
-    return [encoding().decode(toks[i:i + limit]) for i in range(0, len(toks), limit)]
+    return [(encoding().decode(toks[i:i + limit]), len(toks[i:i + limit])) for i in range(0, len(toks), limit)]
 
 
 def _overlap(previous: str) -> str:
@@ -135,18 +140,20 @@ def chunk_note(note: Note) -> list[Chunk]:
     if not body:
         return []
     total = count_tokens(body)
-    raw: list[tuple[tuple[str, ...], str]]
+    raw: list[tuple[tuple[str, ...], str, int]]
     if total <= WHOLE_NOTE_MAX:
-        raw = [((), body)]
+        raw = [((), body, total)]
     else:
-        raw = [(sec.crumbs, piece) for sec in _merge_small(_sections(note))
-               for piece in _pieces(sec.text, SECTION_MAX - 60)]
+        raw = [(sec.crumbs, piece, size) for sec in _merge_small(_sections(note))
+               for piece, size in _pieces(sec.text, SECTION_MAX - 60, sec.tokens)]
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     previous = ""
-    for ord_, (crumbs, text) in enumerate(raw):
+    for ord_, (crumbs, text, size) in enumerate(raw):
         if previous and total > WHOLE_NOTE_MAX:
-            text = _overlap(previous) + "\n" + text
+            lap = _overlap(previous)
+            text = lap + "\n" + text
+            size += count_tokens(lap) + 1
         previous = text
         if crumbs and _same_title(crumbs[0], note.title):
             crumbs = crumbs[1:]  # an H1 that repeats the file name
@@ -155,7 +162,7 @@ def chunk_note(note: Note) -> list[Chunk]:
         seen[breadcrumb] = n + 1
         digest = hashlib.sha256(f"{breadcrumb}\n{text}".encode()).hexdigest()
         chunks.append(Chunk(chunk_id(note.path, breadcrumb, n), note.path, ord_, text, breadcrumb,
-                            _crumb_date(crumbs) or note.date, count_tokens(text), digest))
+                            _crumb_date(crumbs) or note.date, size, digest))
     return chunks
 
 

@@ -47,7 +47,8 @@ def get_meta() -> str:
 
 
 def note_states() -> str:
-    return "MATCH (n:Note) RETURN n.path AS path, n.hash AS hash, n.size AS size, n.mtime AS mtime"
+    """One row holding every note's state: far faster to decode than a row per note."""
+    return "MATCH (n:Note) RETURN collect([n.path, n.hash, n.size, n.mtime]) AS states"
 
 
 def touch_notes() -> str:
@@ -150,8 +151,8 @@ def prune_orphans() -> str:
 def missing_report() -> str:
     return ("MATCH (s:Note)-[r:LINKS_TO]->(m:Missing) "
             "WITH m, s ORDER BY s.path "
-            "RETURN m.key AS key, m.name AS name, m.kind AS kind, count(*) AS links, "
-            "collect(DISTINCT s.path) AS sources ORDER BY links DESC, key")
+            "WITH m, count(*) AS links, collect(DISTINCT s.path) AS sources ORDER BY links DESC, m.key "
+            "RETURN collect([m.key, m.name, m.kind, links, sources]) AS rows")
 
 
 def aliases() -> str:

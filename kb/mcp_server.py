@@ -21,9 +21,7 @@ import datetime as dt
 import json
 import logging
 import threading
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Annotated, Any, Callable, Iterable, Literal, Mapping, TypeVar
+from typing import Annotated, Any, Callable, Literal, Mapping, TypeVar
 
 import neo4j
 from mcp.server.mcpserver import MCPServer
@@ -35,15 +33,13 @@ from kb import __version__
 from kb.config import Config
 from kb.embed import Embedder, make_embedder
 from kb.errors import EmbedderError, KbError, StoreError
-from kb.readonly import (HARD_MAX_TOKENS, HARD_TIMEOUT_S, Refused, check_query_type, check_text, clean, dumps,
-                         limit_value, row_tokens, shape_rows)
+from kb.readonly import Refused, check_query_type, check_text, clean, collect_rows, dumps, limits_for, vault_file
 from kb.store import Connection, SearchIndex, Store, connection_for
 from kb.tokens import count_tokens, truncate_tokens
 from search.hybrid import Filters, hybrid_search
 
 T = TypeVar("T")
 log = logging.getLogger("kb.mcp")
-MAX_ROWS_SCANNED = 100_000  # rows read from the server before counting the cut ones stops
 SAMPLE = 200  # nodes or relationships sampled per label for the schema's property keys
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
@@ -52,18 +48,6 @@ DATE = r"^\d{4}-\d{2}-\d{2}$"
 
 class ToolFailure(Exception):
     """An expected failure whose message goes back to the agent as a tool error."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    max_tokens: int
-    timeout_s: float
-
-
-def limits_for(cfg: Config) -> Limits:
-    """The response and time limits: the hard maxima, or lower values from the kb config."""
-    return Limits(int(limit_value(cfg.extra, "mcp_max_tokens", HARD_MAX_TOKENS)),
-                  limit_value(cfg.extra, "mcp_timeout_s", HARD_TIMEOUT_S))
 
 
 class ReadOnlyStore(Store):
@@ -94,39 +78,6 @@ class ReadOnlyStore(Store):
         raise StoreError("the MCP server is read-only")
 
 
-def collect_rows(result: neo4j.Result, max_tokens: int) -> dict[str, Any]:
-    """Read rows until the token budget is spent, then count (up to MAX_ROWS_SCANNED) the ones cut."""
-    columns = list(result.keys())
-    budget = max_tokens - 120 - count_tokens(dumps(columns))
-    rows: list[dict[str, Any]] = []
-    used, cut, complete = 0, 0, True
-    for record in result:
-        if not cut:
-            row = {k: clean(v) for k, v in record.items()}
-            used += row_tokens(row)
-            if used <= budget:
-                rows.append(row)
-                continue
-        cut += 1
-        if len(rows) + cut >= MAX_ROWS_SCANNED:
-            complete = False
-            break
-    return shape_rows(columns, rows, cut, complete, max_tokens)
-
-
-def vault_file(vault: Path, path: str) -> tuple[str, Path]:
-    """The note's vault-relative POSIX path and its file; Refused when the path leaves the vault."""
-    text = path.strip().replace("\\", "/")
-    pure = PurePosixPath(text)
-    if not text or "\x00" in text or pure.is_absolute() or PureWindowsPath(path).drive or ".." in pure.parts:
-        raise Refused("refused: give a path relative to the vault, without '..' (e.g. 'People/Ann.md')")
-    root = vault.resolve()
-    target = (root / pure).resolve()
-    if not target.is_relative_to(root):
-        raise Refused("refused: the path resolves outside the vault")
-    return pure.as_posix(), target
-
-
 def _date(value: str | None, name: str) -> str | None:
     if value is None:
         return None
@@ -136,7 +87,7 @@ def _date(value: str | None, name: str) -> str | None:
         raise ToolFailure(f"{name} {value!r} is not a date: use YYYY-MM-DD") from exc
 
 
-def _error_text(exc: Exception, timeout_s: float) -> str:
+def error_text(exc: Exception, timeout_s: float) -> str:
     """What the agent reads for a failed call."""
     if isinstance(exc, (Refused, ToolFailure, KbError)):
         return str(exc)
@@ -161,7 +112,7 @@ def _call(work: Callable[[], Any], timeout_s: float) -> CallToolResult:
     try:
         payload = work()
     except Exception as exc:  # every failure becomes a tool error, never a crashed server
-        return CallToolResult(content=[TextContent(type="text", text=_error_text(exc, timeout_s))], is_error=True)
+        return CallToolResult(content=[TextContent(type="text", text=error_text(exc, timeout_s))], is_error=True)
     return CallToolResult(content=[TextContent(type="text", text=dumps(payload))])
 
 
@@ -223,7 +174,7 @@ class KbTools:
 
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
-        self.limits = limits_for(cfg)
+        self.limits = limits_for(cfg.extra)
         self._lock = threading.Lock()
         self._store: ReadOnlyStore | None = None
         self._embedder: Embedder | None = None
@@ -336,9 +287,10 @@ def build_server(cfg: Config) -> tuple[MCPServer[Any], KbTools]:
     """The MCP server with the four read-only tools registered."""
     tools = KbTools(cfg)
     server: MCPServer[Any] = MCPServer("kb", instructions=INSTRUCTIONS, version=__version__)
-    for name, fn in (("search", tools.search), ("cypher", tools.cypher), ("get_note", tools.get_note),
-                     ("schema", tools.schema)):
-        server.add_tool(fn, name=name, annotations=READ_ONLY, structured_output=False)
+    for name, title, fn in (("search", "Search the vault", tools.search),
+                            ("cypher", "Read-only Cypher", tools.cypher),
+                            ("get_note", "Read one note", tools.get_note), ("schema", "Graph schema", tools.schema)):
+        server.add_tool(fn, name=name, title=title, annotations=READ_ONLY, structured_output=False)
     return server, tools
 
 

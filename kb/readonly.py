@@ -21,7 +21,9 @@ normalised and lower-cased. Refused on that copy:
 - calls into any other namespace except Cypher's own (vector., point., date., datetime., localdatetime.,
   localtime., time., duration.).
 
-Then the server plans the query with EXPLAIN: only query type exactly "r" runs.
+Then the server plans the query with EXPLAIN: only query type exactly "r" runs. Responses are held to
+a token budget by dropping whole rows, numeric lists longer than 64 are left out, and note paths must
+stay inside the vault.
 """
 
 from __future__ import annotations
@@ -30,7 +32,12 @@ import json
 import math
 import re
 import unicodedata
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Mapping
+
+from neo4j.graph import Node, Relationship
+from neo4j.graph import Path as GraphPath
 
 from kb.errors import ConfigError
 from kb.tokens import count_tokens
@@ -38,28 +45,26 @@ from kb.tokens import count_tokens
 HARD_MAX_TOKENS = 8000
 HARD_TIMEOUT_S = 30.0
 LONG_LIST = 64  # numeric lists longer than this (embeddings) are left out of rows
+MAX_ROWS_SCANNED = 100_000  # rows read before counting the cut ones stops
 
-APOC_READ = ("coll", "text", "map", "math", "number", "date", "temporal", "convert", "meta", "agg", "bitwise",
-             "hashing", "label", "node", "rel", "path", "algo", "scoring", "any")
+APOC_READ = tuple(f"apoc.{p}." for p in "coll text map math number date temporal convert meta agg bitwise hashing "
+                  "label node rel path algo scoring any".split())
 APOC_WRITERS = ("apoc.convert.set", "apoc.date.expire")
-DB_READ = frozenset(f"db.{n}" for n in (
-    "labels", "relationshiptypes", "propertykeys", "info", "ping", "schema.visualization",
-    "schema.nodetypeproperties", "schema.reltypeproperties", "index.fulltext.querynodes",
-    "index.fulltext.queryrelationships", "index.fulltext.listavailableanalyzers", "index.vector.querynodes",
-    "index.vector.queryrelationships"))
+DB_READ = frozenset(f"db.{n}" for n in "labels relationshiptypes propertykeys info ping schema.visualization "
+                    "schema.nodetypeproperties schema.reltypeproperties index.fulltext.querynodes "
+                    "index.fulltext.queryrelationships index.fulltext.listavailableanalyzers "
+                    "index.vector.querynodes index.vector.queryrelationships".split())
 GDS_READ_ENDINGS = ("stream", "stats", "estimate", "list", "version")
-BUILTIN_NAMESPACES = frozenset({"vector", "point", "date", "datetime", "localdatetime", "localtime", "time",
-                                "duration"})
-SHOW_ALLOWED = frozenset({"index", "indexes", "constraint", "constraints", "procedure", "procedures",
-                          "function", "functions"})
-SHOW_DENIED = frozenset({"users", "role", "roles", "privilege", "privileges", "current", "database",
-                         "databases", "alias", "aliases", "server", "servers", "setting", "settings",
-                         "transaction", "transactions"})
-CLAUSE_WORDS = frozenset({"return", "with", "where", "order", "limit", "skip", "union", "match", "optional",
-                          "call", "unwind", "as", "and", "or", "xor", "in", "is", "contains", "starts", "ends",
-                          "finish", "yield"})
+BUILTIN_NAMESPACES = frozenset("vector point date datetime localdatetime localtime time duration".split())
+SHOW_ALLOWED = frozenset("index indexes constraint constraints procedure procedures function functions".split())
+SHOW_DENIED = frozenset("users role roles privilege privileges current database databases alias aliases server "
+                        "servers setting settings transaction transactions".split())
+CLAUSE_WORDS = frozenset("return with where order limit skip union match optional call unwind as and or xor in "
+                         "is contains starts ends finish yield".split())
 
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+# string literals (backslash escapes; unterminated ones run to the end), backtick names, comments
+_TOKEN = re.compile(r"""'(?:\\.|[^'\\])*'?|"(?:\\.|[^"\\])*"?|`(?:``|[^`])*`?|//[^\n\r]*|/\*.*?(?:\*/|\Z)""", re.S)
 _NAME = re.compile(r"(?<![\w$.])([a-z_]\w*(?:\.[a-z_]\w*)+)", re.I)
 _KEYWORDS = (
     (re.compile(r"\bload csv\b"), "LOAD CSV is not allowed"),
@@ -90,55 +95,19 @@ def decode_escapes(text: str) -> str:
     return "".join(out)
 
 
-def _skip_string(text: str, i: int) -> int:
-    """The index just past the string literal that opens at `i` (the end of text when unterminated)."""
-    quote, j = text[i], i + 1
-    while j < len(text):
-        if text[j] == "\\":
-            j += 2
-            continue
-        if text[j] == quote:
-            return j + 1
-        j += 1
-    return len(text)
-
-
-def _backtick(text: str, i: int) -> tuple[str, int]:
-    """A backtick-quoted name opening at `i` (`` doubled inside) and the index just past it."""
-    name, j = [], i + 1
-    while j < len(text):
-        if text[j] == "`":
-            if text[j + 1:j + 2] != "`":
-                return "".join(name), j + 1
-            j += 1
-        name.append(text[j])
-        j += 1
-    return "".join(name), j
+def _code_only(m: re.Match[str]) -> str:
+    """A string literal as '', a backtick name unquoted, a comment as a space."""
+    token = m.group(0)
+    if token[0] in "'\"":
+        return "''"
+    if token[0] == "`":
+        return re.sub(r"[^\w.]", "_", token.strip("`").replace("``", "`"))
+    return " "
 
 
 def code_text(query: str) -> str:
     """The query as code only: strings blanked to '', comments removed, backtick names unquoted."""
-    text, out, i = decode_escapes(query), [], 0
-    while i < len(text):
-        ch, two = text[i], text[i:i + 2]
-        if ch in "'\"":
-            i = _skip_string(text, i)
-            out.append("''")
-        elif ch == "`":
-            name, i = _backtick(text, i)
-            out.append(re.sub(r"[^\w.]", "_", name))
-        elif two == "//":
-            end = min([p for p in (text.find("\n", i), text.find("\r", i)) if p >= 0] or [len(text)])
-            out.append(" ")
-            i = end
-        elif two == "/*":
-            end = text.find("*/", i + 2)
-            out.append(" ")
-            i = len(text) if end < 0 else end + 2
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
+    return _TOKEN.sub(_code_only, decode_escapes(query))
 
 
 def normalise(query: str, lower: bool = True) -> str:
@@ -168,7 +137,7 @@ def _name_reason(name: str, invoked: bool) -> str | None:
     if space == "dbms":
         return f"dbms procedures are not allowed ({shown})"
     if space == "apoc":
-        if name.startswith(tuple(f"apoc.{p}." for p in APOC_READ)) and not name.startswith(APOC_WRITERS):
+        if name.startswith(APOC_READ) and not name.startswith(APOC_WRITERS):
             return None
         return f"{shown} is not allowed (only read-only apoc helpers such as apoc.coll.*, apoc.text.*, apoc.map.*)"
     if space == "gds":
@@ -187,11 +156,11 @@ def check_text(query: str) -> None:
     text = normalise(query, lower=False)
     if ";" in (text[:-1] if text.endswith(";") else text):
         raise Refused("refused: multiple statements are not allowed (';' outside a string)")
-    for pattern, reason in _KEYWORDS:
+    for pattern, what in _KEYWORDS:
         if pattern.search(text.lower()):
-            raise Refused(f"refused: {reason}")
-    if reason := _show_reason(text):
-        raise Refused(f"refused: {reason}")
+            raise Refused(f"refused: {what}")
+    if show := _show_reason(text):
+        raise Refused(f"refused: {show}")
     for m in _NAME.finditer(text):
         invoked = text[m.end():m.end() + 2].lstrip().startswith("(") or text[:m.start()].lower().endswith("call ")
         if reason := _name_reason(m.group(1), invoked):
@@ -242,13 +211,12 @@ def clean(value: Any) -> Any:
 
 def _graph_value(value: Any) -> Any:
     """Nodes, relationships and paths as maps; temporal and spatial values as strings."""
-    labels, rel_type, nodes = getattr(value, "labels", None), getattr(value, "type", None), getattr(value, "nodes", None)
-    if labels is not None and hasattr(value, "items"):
-        return {"_labels": sorted(labels), **clean(dict(value.items()))}
-    if isinstance(rel_type, str) and hasattr(value, "items"):
-        return {"_type": rel_type, **clean(dict(value.items()))}
-    if nodes is not None and hasattr(value, "relationships"):
-        return {"_nodes": [clean(n) for n in nodes], "_relationships": [clean(r) for r in value.relationships]}
+    if isinstance(value, Node):
+        return {"_labels": sorted(value.labels), **clean(dict(value.items()))}
+    if isinstance(value, Relationship):
+        return {"_type": value.type, **clean(dict(value.items()))}
+    if isinstance(value, GraphPath):
+        return {"_nodes": [clean(n) for n in value.nodes], "_relationships": [clean(r) for r in value.relationships]}
     iso = getattr(value, "iso_format", None)
     return iso() if callable(iso) else str(value)
 
@@ -274,3 +242,48 @@ def shape_rows(columns: list[str], rows: list[Any], cut: int, complete: bool, ma
             return payload
         rows.pop()
         cut += 1
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_tokens: int
+    timeout_s: float
+
+
+def limits_for(extra: Mapping[str, Any]) -> Limits:
+    """The response and time limits: the hard maxima, or lower values from the kb config's extra keys."""
+    return Limits(int(limit_value(extra, "mcp_max_tokens", HARD_MAX_TOKENS)),
+                  limit_value(extra, "mcp_timeout_s", HARD_TIMEOUT_S))
+
+
+def collect_rows(result: Any, max_tokens: int) -> dict[str, Any]:
+    """Read rows until the token budget is spent, then count (up to MAX_ROWS_SCANNED) the ones cut."""
+    columns = list(result.keys())
+    budget = max_tokens - 120 - count_tokens(dumps(columns))
+    rows: list[dict[str, Any]] = []
+    used, cut, complete = 0, 0, True
+    for record in result:
+        if not cut:
+            row = {k: clean(v) for k, v in record.items()}
+            used += row_tokens(row)
+            if used <= budget:
+                rows.append(row)
+                continue
+        cut += 1
+        if len(rows) + cut >= MAX_ROWS_SCANNED:
+            complete = False
+            break
+    return shape_rows(columns, rows, cut, complete, max_tokens)
+
+
+def vault_file(vault: Path, path: str) -> tuple[str, Path]:
+    """The note's vault-relative POSIX path and its file; Refused when the path leaves the vault."""
+    text = path.strip().replace("\\", "/")
+    pure = PurePosixPath(text)
+    if not text or "\x00" in text or pure.is_absolute() or PureWindowsPath(path).drive or ".." in pure.parts:
+        raise Refused("refused: give a path relative to the vault, without '..' (e.g. 'People/Ann.md')")
+    root = vault.resolve()
+    target = (root / pure).resolve()
+    if not target.is_relative_to(root):
+        raise Refused("refused: the path resolves outside the vault")
+    return pure.as_posix(), target

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import multiprocessing
+import os
 import posixpath
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from kb import cypher
 from kb.chunker import Chunk, chunk_note
@@ -124,7 +128,32 @@ def _chunk_row(chunk: Chunk, note: Note) -> dict[str, Any]:
         "tags": list(note.tags), "private": note.private, "facets": _facets(note.folder, note.tags, chunk.date)}}
 
 
-def write_batch(store: Store, notes: list[Note], index: LinkIndex, embedder_id: str) -> int:
+def parse_and_chunk(vf: VaultFile, private_folders: tuple[str, ...]) -> tuple[Note, list[Chunk]]:
+    note = parse_note(vf, private_folders)
+    return note, chunk_note(note)
+
+
+def parsed_batches(todo: list[VaultFile], private_folders: tuple[str, ...],
+                   workers: int) -> Iterator[list[tuple[Note, list[Chunk]]]]:
+    """Parsed and chunked notes in batches; worker processes parse while this one writes."""
+    if workers <= 1 or len(todo) < 4 * BATCH_NOTES:
+        for start in range(0, len(todo), BATCH_NOTES):
+            yield [parse_and_chunk(vf, private_folders) for vf in todo[start:start + BATCH_NOTES]]
+        return
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        batch: list[tuple[Note, list[Chunk]]] = []
+        for item in pool.map(parse_and_chunk, todo, itertools.repeat(private_folders), chunksize=32):
+            batch.append(item)
+            if len(batch) == BATCH_NOTES:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+
+def write_batch(store: Store, parsed: list[tuple[Note, list[Chunk]]], index: LinkIndex, embedder_id: str,
+                existing: set[str] | dict[str, Any]) -> int:
     """Write notes with their chunks, tags, folders and links in one transaction."""
     note_rows: list[dict[str, Any]] = []
     chunk_rows: list[dict[str, Any]] = []
@@ -133,14 +162,14 @@ def write_batch(store: Store, notes: list[Note], index: LinkIndex, embedder_id: 
     folders: dict[str, str | None] = {}
     tag_pairs: set[tuple[str, str]] = set()
     links: dict[str, list[dict[str, Any]]] = {"note": [], "missing": [], "attachment": []}
-    for note in notes:
-        chunks = chunk_note(note)
+    for note, chunks in parsed:
         rows = link_rows(note.path, list(note.links), index)
         for kind, items in rows.items():
             links[kind].extend(items)
         note_rows.append({"path": note.path, "folder": note.folder, "folder_name": _folder_name(note.folder),
                           "tags": list(note.tags), "props": _note_props(note, link_sig(rows))})
-        clear_rows.append({"path": note.path, "keep": [c.id for c in chunks]})
+        if note.path in existing:  # a new note has nothing to clear
+            clear_rows.append({"path": note.path, "keep": [c.id for c in chunks]})
         chunk_rows.extend(_chunk_row(c, note) for c in chunks)
         pairs.extend([a.id, b.id] for a, b in zip(chunks, chunks[1:]))
         for anc in folder_ancestors(note.folder):
@@ -225,10 +254,9 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None) -> Su
         store.set_meta("links", {"dirty": True})
     embedder_id = embed_step.identity if embed_step is not None else ""
     with bars.step("parsing notes", len(todo)) as advance:
-        for start in range(0, len(todo), BATCH_NOTES):
-            batch = [parse_note(vf, cfg.private_folders) for vf in todo[start:start + BATCH_NOTES]]
-            summary.chunks_written += write_batch(store, batch, index, embedder_id)
-            for note in batch:
+        for batch in parsed_batches(todo, cfg.private_folders, workers=min(2, os.cpu_count() or 1)):
+            summary.chunks_written += write_batch(store, batch, index, embedder_id, states)
+            for note, _ in batch:
                 (summary.changed if note.path in states else summary.added).append(note.path)
                 summary.warnings.extend(note.warnings)
             advance(len(batch))

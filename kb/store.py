@@ -115,14 +115,17 @@ class Store:
 
     # -- notes ----------------------------------------------------------
     def note_states(self) -> dict[str, dict[str, Any]]:
-        return {r["path"]: r for r in self.read(cypher.note_states())}
+        rows = self.read(cypher.note_states())[0]["states"]
+        return {p: {"path": p, "hash": h, "size": s, "mtime": m} for p, h, s, m in rows}
 
     def counts(self) -> dict[str, int]:
         rows = self.read(cypher.counts())
         return {k: int(v) for k, v in rows[0].items()}
 
     def missing_report(self) -> list[dict[str, Any]]:
-        return self.read(cypher.missing_report())
+        rows = self.read(cypher.missing_report())
+        keys = ("key", "name", "kind", "links", "sources")
+        return [dict(zip(keys, row)) for row in (rows[0]["rows"] if rows else [])]
 
     def note_aliases(self) -> list[tuple[str, list[str]]]:
         return [(r["path"], list(r["aliases"])) for r in self.read(cypher.aliases())]

@@ -8,6 +8,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -67,8 +68,18 @@ class Note:
     warnings: list[str] = field(default_factory=list)
 
 
+@lru_cache(maxsize=32)
+def _glob_regex(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One compiled regex for a tuple of globs (`**/` also matches at the top level)."""
+    if not patterns:
+        return None
+    parts = [fnmatch.translate(p) for p in patterns] + [fnmatch.translate(p.removeprefix("**/")) for p in patterns]
+    return re.compile("|".join(f"(?:{p})" for p in parts))
+
+
 def _matches(path: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatch(path, p) or fnmatch.fnmatch(path, p.removeprefix("**/")) for p in patterns)
+    rx = _glob_regex(patterns)
+    return bool(rx and rx.match(path))
 
 
 def scan_vault(root: Path, include: tuple[str, ...] = ("**/*.md",), exclude: tuple[str, ...] = (),

@@ -12,13 +12,9 @@ from kb.cli.common import config, embedder_option, vault_option
 @embedder_option
 def mcp_cmd(vault: str | None, embedder: str | None) -> None:
     """Serve search, cypher, get_note and schema to an MCP client over stdio (read-only)."""
-    from kb.mcp_server import build_server
+    from kb.mcp_server import serve
 
-    server, tools = build_server(config(vault=vault, embedder=embedder))
-    try:
-        server.run("stdio")
-    finally:
-        tools.close()
+    serve(config(vault=vault, embedder=embedder))
 
 
 def register(cli: click.Group) -> None:

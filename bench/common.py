@@ -1,0 +1,59 @@
+"""Shared bench helpers: a managed Neo4j in bench/out, timing and peak memory."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+from kb import server
+from kb.config import Config, load_config
+from kb.store import Connection, Store
+
+OUT = Path(__file__).resolve().parent / "out"
+
+
+def bench_config(vault: Path | None = None, **flags: object) -> Config:
+    """Config for a bench run: its own kb home and server, no environment."""
+    base: dict[str, object] = {"server_heap": "2g", "server_pagecache": "1g"}
+    if vault is not None:
+        base["vault"] = str(vault)
+    return load_config(home=OUT / "home", env={}, flags={**base, **flags})
+
+
+def bench_store(cfg: Config) -> Store:
+    info = server.start(cfg)
+    return Store(Connection(info.uri, info.user, info.password, "neo4j"))
+
+
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def peak_children_rss_mb() -> float:
+    """Peak resident memory of the largest finished child process (the parse workers), in MB."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+def server_rss_mb(cfg: Config) -> float:
+    pid = server.read_pid(server.paths_for(cfg))
+    if pid is None:
+        return 0.0
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def ensure_vault(path: Path, notes: int, words: int, seed: int = 7) -> Path:
+    """Generate the synthetic vault once (bench/gen_vault.py)."""
+    marker = path / ".generated"
+    wanted = f"{notes} {words} {seed}"
+    if marker.exists() and marker.read_text() == wanted:
+        return path
+    subprocess.run([sys.executable, str(Path(__file__).parent / "gen_vault.py"), str(path), "--notes", str(notes),
+                    "--words", str(words), "--seed", str(seed)], check=True)
+    marker.write_text(wanted)
+    return path
