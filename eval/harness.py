@@ -12,7 +12,9 @@ from eval.metrics import (ContextBlock, all_gold_at, context_text, count_tokens,
 from eval.questions import Question
 from kb.embed import Embedder
 from kb.store import SearchIndex
-from search.hybrid import flat_chunks, hybrid_search
+from search.hybrid import Filters, flat_chunks, hybrid_search
+
+LOCAL = Filters(include_private=True)  # the eval runs locally: private notes count like any other
 
 BUDGET = 8000
 DEPTH_NOTES = 20
@@ -54,7 +56,7 @@ def hybrid_mode(index: SearchIndex, embedder: Embedder | None) -> Mode:
     """Top 20 notes, each with its best chunks in full, in rank order."""
     def run(question: str, budget: int) -> ModeOutput:
         t0 = time.perf_counter()
-        res = hybrid_search(index, embedder, question, k=DEPTH_NOTES)
+        res = hybrid_search(index, embedder, question, k=DEPTH_NOTES, filters=LOCAL)
         latency = (time.perf_counter() - t0) * 1e3
         blocks = [ContextBlock(r["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}")
                   for r in res["results"] for c in r["chunks"]]
@@ -68,7 +70,7 @@ def flat_mode(index: SearchIndex, embedder: Embedder | None) -> Mode:
     """Fused chunks as they rank, packed to the budget the richer mode used."""
     def run(question: str, budget: int) -> ModeOutput:
         t0 = time.perf_counter()
-        res = flat_chunks(index, embedder, question, limit=200)
+        res = flat_chunks(index, embedder, question, limit=200, filters=LOCAL)
         latency = (time.perf_counter() - t0) * 1e3
         blocks = [ContextBlock(c["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}") for c in res["chunks"]]
         ranked = list(dict.fromkeys(c["path"] for c in res["chunks"]))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FULLTEXT_INDEX = "chunk_text"
-VECTOR_INDEX = "chunk_embedding"
+VECTOR_INDEX = "chunk_embedding"  # chunks of public notes
+PRIVATE_VECTOR_INDEX = "chunk_embedding_private"  # chunks of private notes, searched only on request
+PRIVATE_WORD = "kbprivate"
 
 CONSTRAINTS = (
     ("note_path", "Note", "path"),
@@ -24,18 +26,27 @@ def schema_statements() -> list[str]:
            for name, label, prop in CONSTRAINTS]
     out += [f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})" for name, label, prop in RANGE_INDEXES]
     out.append(f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (c:Chunk) "
-               "ON EACH [c.text, c.breadcrumb, c.title, c.facets] "
+               "ON EACH [c.text, c.breadcrumb, c.title, c.facets, c.privacy] "
                "OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}}")
     return out
 
 
-def vector_index(dims: int) -> str:
-    return (f"CREATE VECTOR INDEX {VECTOR_INDEX} IF NOT EXISTS FOR (c:Chunk) ON (c.embedding) "
+def drop_fulltext_index() -> str:
+    return f"DROP INDEX {FULLTEXT_INDEX} IF EXISTS"
+
+
+def vector_index(dims: int, name: str = VECTOR_INDEX, prop: str = "embedding") -> str:
+    return (f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (c:Chunk) ON (c.{prop}) "
             f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dims)}, `vector.similarity_function`: 'cosine'}}}}")
 
 
-def drop_vector_index() -> str:
-    return f"DROP INDEX {VECTOR_INDEX} IF EXISTS"
+def vector_indexes(dims: int) -> list[str]:
+    """Public and private chunk vectors live in two properties, each with its own index."""
+    return [vector_index(dims), vector_index(dims, PRIVATE_VECTOR_INDEX, "embedding_private")]
+
+
+def drop_vector_indexes() -> list[str]:
+    return [f"DROP INDEX {VECTOR_INDEX} IF EXISTS", f"DROP INDEX {PRIVATE_VECTOR_INDEX} IF EXISTS"]
 
 
 def set_meta() -> str:
@@ -95,12 +106,14 @@ def upsert_chunks() -> str:
             "WITH c, n, row, c.hash = row.hash AS same "
             "SET c += row.props, c.hash = row.hash "
             "MERGE (c)-[:IN_NOTE]->(n) "
-            "WITH c, row, same WHERE NOT same OR c.embedding IS NULL "
-            "OPTIONAL MATCH (o:Chunk {hash: row.hash}) WHERE o <> c AND o.embedding IS NOT NULL "
-            "AND o.embedder = $embedder "
-            "WITH c, head(collect(o)) AS donor "
-            "SET c.embedding = donor.embedding, c.embedder = donor.embedder "
-            "WITH c, donor WHERE donor IS NULL SET c:Pending")
+            "WITH c, row, same WHERE NOT same OR coalesce(c.embedding, c.embedding_private) IS NULL "
+            "OPTIONAL MATCH (o:Chunk {hash: row.hash}) WHERE o <> c AND o.embedder = $embedder "
+            "AND coalesce(o.embedding, o.embedding_private) IS NOT NULL "
+            "WITH c, head(collect(coalesce(o.embedding, o.embedding_private))) AS vec "
+            "SET c.embedding = CASE WHEN c.private THEN null ELSE vec END, "
+            "c.embedding_private = CASE WHEN c.private THEN vec ELSE null END, "
+            "c.embedder = CASE WHEN vec IS NULL THEN null ELSE $embedder END "
+            "WITH c, vec WHERE vec IS NULL SET c:Pending")
 
 
 def link_next_chunks() -> str:
@@ -177,11 +190,13 @@ def pending_chunks() -> str:
 
 def set_embeddings() -> str:
     return ("UNWIND $rows AS row MATCH (c:Chunk {id: row.id}) "
-            "SET c.embedding = row.vec, c.embedder = $embedder REMOVE c:Pending")
+            "SET c.embedding = CASE WHEN c.private THEN null ELSE row.vec END, "
+            "c.embedding_private = CASE WHEN c.private THEN row.vec ELSE null END, "
+            "c.embedder = $embedder REMOVE c:Pending")
 
 
 def mark_all_pending() -> str:
-    return ("MATCH (c:Chunk) CALL (c) { SET c:Pending REMOVE c.embedding, c.embedder } "
+    return ("MATCH (c:Chunk) CALL (c) { SET c:Pending REMOVE c.embedding, c.embedding_private, c.embedder } "
             "IN TRANSACTIONS OF 5000 ROWS")
 
 
@@ -195,21 +210,24 @@ def fulltext_chunks() -> str:
             "ORDER BY score DESC, id LIMIT $limit")
 
 
-def vector_chunks() -> str:
-    return (f"CALL db.index.vector.queryNodes('{VECTOR_INDEX}', $limit, $vec) "
+def vector_chunks(private: bool = False) -> str:
+    """Nearest chunks from the public index, or from the private one."""
+    name = PRIVATE_VECTOR_INDEX if private else VECTOR_INDEX
+    return (f"CALL db.index.vector.queryNodes('{name}', $limit, $vec) "
             "YIELD node, score RETURN node.id AS id, node.note_path AS path, score "
             "ORDER BY score DESC, id LIMIT $limit")
 
 
-CHUNK_FILTER = ("($folder IS NULL OR $folder = '' OR c.folder = $folder OR c.folder STARTS WITH $folder + '/') "
+CHUNK_FILTER = ("($private OR NOT c.private) "
+                "AND ($folder IS NULL OR $folder = '' OR c.folder = $folder OR c.folder STARTS WITH $folder + '/') "
                 "AND ($tag IS NULL OR $tag IN c.tags) "
                 "AND ($since IS NULL OR c.date >= $since) AND ($until IS NULL OR c.date <= $until)")
 
 
 def vector_chunks_filtered() -> str:
     """Exact cosine over only the chunks that pass the filters (no over-fetch, no post-filter)."""
-    return ("MATCH (c:Chunk) WHERE c.embedding IS NOT NULL AND " + CHUNK_FILTER + " "
-            "WITH c, vector.similarity.cosine(c.embedding, $vec) AS score "
+    return ("MATCH (c:Chunk) WHERE coalesce(c.embedding, c.embedding_private) IS NOT NULL AND " + CHUNK_FILTER + " "
+            "WITH c, vector.similarity.cosine(coalesce(c.embedding, c.embedding_private), $vec) AS score "
             "RETURN c.id AS id, c.note_path AS path, score ORDER BY score DESC, id LIMIT $limit")
 
 
@@ -220,8 +238,13 @@ def chunk_details() -> str:
 
 
 def mark_private() -> str:
+    """Re-mark notes and chunks after the private folders changed; vectors move to the matching index."""
     return ("MATCH (n:Note) WITH n, any(f IN $folders WHERE n.path STARTS WITH f + '/') AS p "
-            "SET n.private = p WITH n, p MATCH (c:Chunk)-[:IN_NOTE]->(n) SET c.private = p")
+            "SET n.private = p WITH n, p MATCH (c:Chunk)-[:IN_NOTE]->(n) WHERE c.private <> p "
+            "WITH c, p, coalesce(c.embedding, c.embedding_private) AS vec "
+            f"SET c.private = p, c.privacy = CASE WHEN p THEN '{PRIVATE_WORD}' ELSE '' END, "
+            "c.embedding = CASE WHEN p THEN null ELSE vec END, "
+            "c.embedding_private = CASE WHEN p THEN vec ELSE null END")
 
 
 def notes_with_warnings() -> str:
@@ -231,3 +254,32 @@ def notes_with_warnings() -> str:
 
 def delete_everything() -> str:
     return "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 5000 ROWS"
+
+
+# Saved queries `kb browse` writes for a person using Neo4j Browser.
+BROWSER_QUERIES = {
+    "note-neighbourhood.cypher": (
+        "// A note with its links in and out, tags and folder (set $path first: :param path => 'Folder/Note.md')\n"
+        "MATCH (n:Note {path: $path})\n"
+        "OPTIONAL MATCH (n)-[r:LINKS_TO|TAGGED|IN_FOLDER|ATTACHES]-(m)\n"
+        "RETURN n, r, m"),
+    "most-linked-notes.cypher": (
+        "// The notes with the most incoming links\n"
+        "MATCH (n:Note)<-[r:LINKS_TO]-(:Note)\n"
+        "RETURN n.path AS note, n.date AS date, count(r) AS incoming\n"
+        "ORDER BY incoming DESC, note LIMIT 25"),
+    "broken-links.cypher": (
+        "// Links to notes or files that do not exist, most linked first\n"
+        "MATCH (s:Note)-[:LINKS_TO]->(m:Missing)\n"
+        "RETURN m.name AS missing, m.kind AS kind, count(*) AS links, collect(s.path)[..5] AS from\n"
+        "ORDER BY links DESC, missing"),
+    "note-chunks.cypher": (
+        "// The chunks of a note in reading order, with breadcrumbs and dates (:param path => '...')\n"
+        "MATCH (c:Chunk)-[:IN_NOTE]->(:Note {path: $path})\n"
+        "RETURN c.ord AS ord, c.breadcrumb AS breadcrumb, c.date AS date, c.tokens AS tokens\n"
+        "ORDER BY ord"),
+    "notes-by-tag.cypher": (
+        "// Notes under a tag, nested tags included (:param tag => 'client')\n"
+        "MATCH (n:Note) WHERE $tag IN n.tags\n"
+        "RETURN n.path AS note, n.date AS date ORDER BY date DESC"),
+}

@@ -253,6 +253,8 @@ class KbTools:
         if not rows:
             raise ToolFailure(f"no note {rel!r} in the graph: check the path (search results give it) "
                               "or run `kb refresh`")
+        if rows[0]["props"].get("private"):
+            raise ToolFailure(f"refused: {rel} is in a private folder; kb does not hand private notes to agents")
         meta = {k: v for k, v in clean(rows[0]["props"]).items() if k not in ("links_raw", "link_sig", "hash")}
         if isinstance(meta.get("frontmatter"), str):
             meta["frontmatter"] = json.loads(meta["frontmatter"])

@@ -125,7 +125,8 @@ def _chunk_row(chunk: Chunk, note: Note) -> dict[str, Any]:
     return {"id": chunk.id, "note_path": chunk.note_path, "hash": chunk.hash, "props": {
         "ord": chunk.ord, "text": chunk.text, "breadcrumb": chunk.breadcrumb, "date": chunk.date,
         "tokens": chunk.tokens, "note_path": chunk.note_path, "title": note.title, "folder": note.folder,
-        "tags": list(note.tags), "private": note.private, "facets": _facets(note.folder, note.tags, chunk.date)}}
+        "tags": list(note.tags), "private": note.private, "facets": _facets(note.folder, note.tags, chunk.date),
+        "privacy": cypher.PRIVATE_WORD if note.private else ""}}
 
 
 def parse_and_chunk(vf: VaultFile, private_folders: tuple[str, ...]) -> tuple[Note, list[Chunk]]:

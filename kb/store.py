@@ -95,6 +95,9 @@ class Store:
     # -- schema and metadata -------------------------------------------
     def init_schema(self) -> None:
         """Create constraints and indexes (idempotent) and record the schema version."""
+        recorded = self.get_meta("schema").get("version")
+        if recorded is not None and recorded < cypher.SCHEMA_VERSION:
+            self.run_autocommit(cypher.drop_fulltext_index())  # its definition changed
         for stmt in cypher.schema_statements():
             self.run_autocommit(stmt)
         self.set_meta("schema", {"version": cypher.SCHEMA_VERSION})
@@ -151,11 +154,13 @@ class Store:
         self.run_autocommit(cypher.mark_all_pending())
 
     def ensure_vector_index(self, dims: int) -> None:
-        self.run_autocommit(cypher.vector_index(dims))
+        for stmt in cypher.vector_indexes(dims):
+            self.run_autocommit(stmt)
         self.await_indexes()
 
     def drop_vector_index(self) -> None:
-        self.run_autocommit(cypher.drop_vector_index())
+        for stmt in cypher.drop_vector_indexes():
+            self.run_autocommit(stmt)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -192,10 +197,17 @@ class SearchIndex:
     def keyword(self, lucene: str, limit: int) -> list[dict[str, Any]]:
         return _rows(self.store, cypher.fulltext_chunks(), query=lucene, limit=limit)
 
-    def vector(self, vec: list[float], limit: int, filters: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    def vector(self, vec: list[float], limit: int, filters: Mapping[str, Any] | None = None,
+               private: bool = False) -> list[dict[str, Any]]:
+        """Nearest chunks; with filters an exact scan of only the chunks that pass them."""
         if filters and any(v not in (None, "") for v in filters.values()):
-            return _rows(self.store, cypher.vector_chunks_filtered(), vec=vec, limit=limit, **dict(filters))
-        return _rows(self.store, cypher.vector_chunks(), vec=vec, limit=limit)
+            return _rows(self.store, cypher.vector_chunks_filtered(), vec=vec, limit=limit, private=private,
+                         **dict(filters))
+        rows = _rows(self.store, cypher.vector_chunks(), vec=vec, limit=limit)
+        if private:  # the top `limit` of the union is within the two top-`limit` lists
+            rows += _rows(self.store, cypher.vector_chunks(private=True), vec=vec, limit=limit)
+            rows = sorted(rows, key=lambda r: (-r["score"], r["id"]))[:limit]
+        return rows
 
     def chunks(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in _rows(self.store, cypher.chunk_details(), ids=list(ids))}

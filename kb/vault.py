@@ -89,6 +89,11 @@ def scan_vault(root: Path, include: tuple[str, ...] = ("**/*.md",), exclude: tup
     seen_dirs: set[tuple[int, int]] = set()
     root = root.resolve()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        if not _inside(root, dirpath):
+            rel = Path(dirpath).relative_to(root).as_posix()
+            scan.skipped.append(Skipped(rel, "symlink to a folder outside the vault: move the folder into the vault"))
+            dirnames[:] = []
+            continue
         st = os.stat(dirpath)
         if (st.st_dev, st.st_ino) in seen_dirs:
             rel = Path(dirpath).relative_to(root).as_posix()
@@ -121,6 +126,9 @@ def _classify(root: Path, full: Path, include: tuple[str, ...], exclude: tuple[s
         return
     if not _matches(rel, include) or _matches(rel, exclude):
         return
+    if full.is_symlink() and not _inside(root, full):
+        scan.skipped.append(Skipped(rel, "symlink to a file outside the vault: copy the file into the vault"))
+        return
     try:
         st = full.stat()
     except OSError as exc:
@@ -134,6 +142,10 @@ def _classify(root: Path, full: Path, include: tuple[str, ...], exclude: tuple[s
         scan.skipped.append(Skipped(rel, "unreadable (permission denied): check the file's permissions"))
         return
     scan.notes.append(VaultFile(rel, full, st.st_size, st.st_mtime))
+
+
+def _inside(root: Path, path: Path | str) -> bool:
+    return Path(os.path.realpath(path)).is_relative_to(root)
 
 
 def file_hash(data: bytes) -> str:

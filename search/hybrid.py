@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
+from kb.cypher import PRIVATE_WORD
 from kb.embed import Embedder
 from kb.refresh import folder_facet, tag_facet
 from kb.store import SearchIndex
@@ -27,9 +28,10 @@ class Filters:
     tag: str | None = None
     since: str | None = None
     until: str | None = None
+    include_private: bool = False  # private notes are left out unless asked for
 
     def active(self) -> bool:
-        return any(v not in (None, "") for v in asdict(self).values())
+        return any(v not in (None, "") for v in self.params().values())
 
     def params(self) -> dict[str, Any]:
         tag = self.tag.lower().lstrip("#") if self.tag else None
@@ -46,6 +48,8 @@ def lucene_query(question: str, filters: Filters | None = None) -> str | None:
         return None
     seen: dict[str, None] = dict.fromkeys(words)
     query = "+(" + " ".join(seen) + ")"
+    if filters is None or not filters.include_private:
+        query += f" -privacy:{PRIVATE_WORD}"
     if filters is not None:
         p = filters.params()
         if p["folder"]:
@@ -123,7 +127,7 @@ def rank_chunks(index: SearchIndex, embedder: Embedder | None, question: str, fi
     t1 = time.perf_counter()
     vec = embedder.embed_query(question) if embedder is not None else None
     t2 = time.perf_counter()
-    vector = index.vector(vec, depth, filters.params()) if vec is not None else []
+    vector = index.vector(vec, depth, filters.params(), filters.include_private) if vec is not None else []
     t3 = time.perf_counter()
     fused = fuse(keyword, vector)
     t4 = time.perf_counter()
@@ -144,7 +148,8 @@ def hybrid_search(index: SearchIndex, embedder: Embedder | None, question: str, 
     timing["fuse_ms"] += (time.perf_counter() - t0) * 1e3
     timing["search_ms"] = timing["keyword_ms"] + timing["vector_ms"] + timing["fuse_ms"]
     return {
-        "query": question, "mode": "hybrid", "filters": filters.params(), "k": k,
+        "query": question, "mode": "hybrid", "filters": {**filters.params(), "include_private": filters.include_private},
+        "k": k,
         "embedder": embedder.identity if embedder is not None else None,
         "timing": {key: round(v, 2) for key, v in timing.items()},
         "results": [_note_json(rank, n, details) for rank, n in enumerate(notes, start=1)],

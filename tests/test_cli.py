@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from kb.cli import cli
+from kb.cypher import SCHEMA_VERSION
 
 
 def invoke(*args: str) -> tuple[int, str]:
@@ -71,4 +72,4 @@ def test_db_init_is_idempotent(kb_env: Path, store: object) -> None:
         code, out = invoke("db", "init", "--json")
         assert code == 0, out
     data = json.loads(out)
-    assert data["schema_version"] == 1 and "chunk_text" in data["indexes"] and "note_path" in data["indexes"]
+    assert data["schema_version"] == SCHEMA_VERSION and "chunk_text" in data["indexes"] and "note_path" in data["indexes"]

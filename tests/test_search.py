@@ -75,11 +75,28 @@ def test_hostile_lucene_is_escaped(store: Store, example_vault: Path, q: str) ->
 
 
 def test_lucene_query_builder() -> None:
-    assert lucene_query('What is "AutoMatch": AND *?') == "+(automatch)"
+    assert lucene_query('What is "AutoMatch": AND *?') == "+(automatch) -privacy:kbprivate"
     assert lucene_query("???") is None
-    q = lucene_query("fees", Filters(folder="/Company/", tag="#Client/Active", since="2024-01-01"))
+    q = lucene_query("fees", Filters(folder="/Company/", tag="#Client/Active", since="2024-01-01",
+                                     include_private=True))
     assert q is not None and q.startswith("+(fees) +facets:kbf_") and "+facets:kbt_" in q
     assert q.endswith("+facets:[kbd_20240101 TO kbd_99991231]")
+
+
+def test_private_notes_only_on_request(store: Store, example_vault: Path, tmp_path: Path) -> None:
+    refresh(store, make_config(example_vault, private_folders="Journal"), Bars(quiet=True), EmbedStep(EMB))
+    question = "Ingrid introduced Tobias over coffee"
+    default = search(store, question, k=20)
+    assert default["results"] and not any(p.startswith("Journal/") for p in paths(default))
+    for flt in (Filters(), Filters(since="2020-01-01")):
+        opted = search(store, question, k=20, filters=Filters(flt.folder, flt.tag, flt.since, include_private=True))
+        assert any(p.startswith("Journal/") for p in paths(opted))
+    assert store.read("MATCH (c:Chunk) WHERE c.private AND c.embedding IS NOT NULL RETURN count(c) AS n")[0]["n"] == 0
+    (tmp_path / "none.yaml").write_text("private_folders: []\n")
+    public = make_config(example_vault, overrides=str(tmp_path / "none.yaml"))
+    assert public.private_folders == ()
+    refresh(store, public, Bars(quiet=True), EmbedStep(EMB))  # Journal no longer private: vectors move
+    assert any(p.startswith("Journal/") for p in paths(search(store, question, k=20)))
 
 
 def test_same_question_same_order(store: Store, example_vault: Path) -> None:

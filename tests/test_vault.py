@@ -72,6 +72,9 @@ def test_scan_skips_with_reasons(tmp_path: Path) -> None:
     write(tmp_path, "Archive/.Draft.md.icloud", b"")
     write(tmp_path, "big.md", "x" * 2000)
     os.symlink(tmp_path, tmp_path / "img" / "loop")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.md"
+    outside.write_text("secret")
+    os.symlink(outside, tmp_path / "sneaky.md")
     scan = scan_vault(tmp_path, max_bytes=1000)
     assert [f.path for f in scan.notes] == ["ok.md"]
     assert scan.attachments == ["img/pic.png"]
@@ -79,6 +82,7 @@ def test_scan_skips_with_reasons(tmp_path: Path) -> None:
     assert "online-only" in reasons["Archive/.Draft.md.icloud"]
     assert "max_file_bytes" in reasons["big.md"]
     assert "symlink loop" in reasons["img/loop"]
+    assert "outside the vault" in reasons["sneaky.md"]
 
 
 def test_private_folders(tmp_path: Path) -> None:

@@ -27,9 +27,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from kb.cli import db, eval, refresh, search
+    from kb.cli import browse, db, eval, mcp, refresh, search, skills
 
-    for module in (db, eval, refresh, search):
+    for module in (browse, db, eval, mcp, refresh, search, skills):
         module.register(cli)
 
 

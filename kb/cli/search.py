@@ -29,13 +29,15 @@ def _date(value: str | None, name: str) -> str | None:
 @click.option("--tag", help="Only notes with this tag (nested tags count).")
 @click.option("--since", help="Only chunks dated on or after YYYY-MM-DD.")
 @click.option("--until", help="Only chunks dated on or before YYYY-MM-DD.")
+@click.option("--include-private", is_flag=True,
+              help="Also search notes in private folders (their text then reaches whoever reads the output).")
 @embedder_option
 @json_option
 def search_cmd(question: str, k: int, folder: str | None, tag: str | None, since: str | None,
-               until: str | None, embedder: str | None, as_json: bool) -> None:
+               until: str | None, include_private: bool, embedder: str | None, as_json: bool) -> None:
     """Hybrid search (keyword + dense, fused by rank) over the vault's chunks."""
     cfg = config(embedder=embedder)
-    filters = Filters(folder, tag, _date(since, "since"), _date(until, "until"))
+    filters = Filters(folder, tag, _date(since, "since"), _date(until, "until"), include_private)
     with store(cfg) as st:
         meta = st.get_meta("embedder")
         emb = make_embedder(cfg)
