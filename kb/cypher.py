@@ -283,3 +283,53 @@ BROWSER_QUERIES = {
         "MATCH (n:Note) WHERE $tag IN n.tags\n"
         "RETURN n.path AS note, n.date AS date ORDER BY date DESC"),
 }
+
+
+# -- knowledge layer ---------------------------------------------------------
+KNOWLEDGE_CONSTRAINTS = (("entity_key", "Entity", "key"), ("claim_id", "Claim", "id"))
+
+
+def knowledge_schema() -> list[str]:
+    return [f"CREATE CONSTRAINT {n} IF NOT EXISTS FOR (x:{l}) REQUIRE x.{p} IS UNIQUE"
+            for n, l, p in KNOWLEDGE_CONSTRAINTS] + [
+        "CREATE INDEX claim_attribute IF NOT EXISTS FOR (c:Claim) ON (c.attribute)",
+        "CREATE INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON (e.name)"]
+
+
+def knowledge_chunks() -> str:
+    """Every chunk with what extraction needs, as one row."""
+    return ("MATCH (c:Chunk)-[:IN_NOTE]->(n:Note) WITH c, n ORDER BY c.id "
+            "RETURN collect([c.id, c.text, c.breadcrumb, n.path, n.date, n.folder, c.private, c.ord]) AS rows")
+
+
+def delete_knowledge() -> str:
+    return ("MATCH (x) WHERE x:Entity OR x:Claim CALL (x) { DETACH DELETE x } IN TRANSACTIONS OF 5000 ROWS")
+
+
+def create_entities() -> str:
+    return "UNWIND $rows AS row CREATE (e:Entity) SET e = row"
+
+
+def create_mentions() -> str:
+    return ("UNWIND $rows AS row MATCH (c:Chunk {id: row.chunk}), (e:Entity {key: row.entity}) "
+            "CREATE (c)-[:MENTIONS]->(e)")
+
+
+def create_relationships(rel_type: str) -> str:
+    """One statement per type: relationship types cannot be parameters. `rel_type` comes from the closed list."""
+    if not rel_type.isidentifier() or not rel_type.isupper():
+        raise ValueError(f"not a relationship type: {rel_type!r}")
+    return ("UNWIND $rows AS row MATCH (a:Entity {key: row.source}), (b:Entity {key: row.target}) "
+            f"CREATE (a)-[r:{rel_type}]->(b) SET r = row.props")
+
+
+def create_claims() -> str:
+    return ("UNWIND $rows AS row MATCH (c:Chunk {id: row.chunk}), (e:Entity {key: row.entity}) "
+            "CREATE (c)-[:SUPPORTS]->(cl:Claim)-[:ABOUT]->(e) SET cl = row.props")
+
+
+def knowledge_counts() -> str:
+    return ("CALL () { MATCH (e:Entity) RETURN count(e) AS entities } "
+            "CALL () { MATCH (c:Claim) RETURN count(c) AS claims } "
+            "CALL () { MATCH (:Entity)-[r]->(:Entity) RETURN count(r) AS relationships } "
+            "RETURN entities, claims, relationships")

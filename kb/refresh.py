@@ -44,7 +44,6 @@ class Summary:
     missing: list[dict[str, Any]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
-    knowledge: str = ""
 
     @property
     def wrote_nothing(self) -> bool:

@@ -211,3 +211,31 @@ class SearchIndex:
 
     def chunks(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in _rows(self.store, cypher.chunk_details(), ids=list(ids))}
+
+
+class KnowledgeStore:
+    """The knowledge layer's reads and writes (entities, typed relationships, claims)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def chunks(self) -> list[dict[str, Any]]:
+        rows = self.store.read(cypher.knowledge_chunks())[0]["rows"]
+        keys = ("id", "text", "breadcrumb", "path", "date", "folder", "private", "ord")
+        return [dict(zip(keys, r)) for r in rows]
+
+    def replace(self, entities: list[dict[str, Any]], mentions: list[dict[str, Any]],
+                relationships: dict[str, list[dict[str, Any]]], claims: list[dict[str, Any]],
+                batch: int = 5000) -> None:
+        """Rebuild the layer: delete it, then write it again in batches (nodes first)."""
+        for stmt in cypher.knowledge_schema():
+            self.store.run_autocommit(stmt)
+        self.store.run_autocommit(cypher.delete_knowledge())
+        for query, rows in ((cypher.create_entities(), entities), (cypher.create_mentions(), mentions),
+                            *((cypher.create_relationships(t), relationships[t]) for t in sorted(relationships)),
+                            (cypher.create_claims(), claims)):
+            for start in range(0, len(rows), batch):
+                self.store.run(query, rows=rows[start:start + batch])
+
+    def counts(self) -> dict[str, int]:
+        return {k: int(v) for k, v in self.store.read(cypher.knowledge_counts())[0].items()}

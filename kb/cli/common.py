@@ -45,3 +45,7 @@ def err(message: str) -> None:
 
 def stdout_is_tty() -> bool:
     return sys.stdout.isatty()
+
+
+def stdin_is_tty() -> bool:
+    return sys.stdin.isatty()

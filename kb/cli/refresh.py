@@ -6,14 +6,15 @@ from typing import Any
 
 import click
 
-from kb.cli.common import config, embedder_option, emit_json, json_option, store, vault_option
+from extract.errors import ExtractError
+from extract.step import knowledge_step, policy_for
+from kb.cli.common import config, embedder_option, emit_json, json_option, stdin_is_tty, store, vault_option
 from kb.embed import make_embedder
 from kb.embeddings import EmbedStep
 from kb.errors import EmbedderError
 from kb.progress import Bars
 from kb.refresh import Summary, missing_with_aliases, refresh
 
-KNOWLEDGE_NOTE = "knowledge layer: not built yet in this version (structure and evidence layers only)"
 
 
 @click.command("refresh")
@@ -21,8 +22,12 @@ KNOWLEDGE_NOTE = "knowledge layer: not built yet in this version (structure and 
 @embedder_option
 @click.option("--no-embed", is_flag=True, help="Build structure and chunks only; embed later.")
 @click.option("--reembed", is_flag=True, help="Rebuild every vector with the configured embedder.")
+@click.option("--no-extract", is_flag=True, help="Skip the knowledge layer (LLM extraction).")
+@click.option("--dry-run", is_flag=True, help="Build the free local layers; print the extraction estimate, send nothing.")
+@click.option("--yes", is_flag=True, help="Accept an extraction estimate over the cost threshold.")
 @json_option
-def refresh_cmd(vault: str | None, embedder: str | None, no_embed: bool, reembed: bool, as_json: bool) -> None:
+def refresh_cmd(vault: str | None, embedder: str | None, no_embed: bool, reembed: bool, no_extract: bool,
+                dry_run: bool, yes: bool, as_json: bool) -> None:
     """Bring the graph up to date with the vault: only new or edited notes are parsed again."""
     cfg = config(vault=vault, embedder=embedder)
     step = None if no_embed else EmbedStep(make_embedder(cfg), reembed=reembed)
@@ -33,15 +38,41 @@ def refresh_cmd(vault: str | None, embedder: str | None, no_embed: bool, reembed
         except EmbedderError as exc:  # structure is already written: report it, then fail
             embed_error = str(exc)
             summary = refresh(st, cfg, Bars(quiet=True), None)
-    summary.knowledge = KNOWLEDGE_NOTE
+        confirm = None if as_json or not stdin_is_tty() else (lambda q: click.confirm(q, default=False))
+        knowledge = None if no_extract else knowledge_step(st, cfg, policy_for(cfg, yes, dry_run, confirm))
     if as_json:
         out = summary.to_json()
         out["embed_error"] = embed_error
+        out["knowledge"] = knowledge
         emit_json(out)
     else:
         print_summary(summary)
+        print_knowledge(knowledge)
     if embed_error:
         raise EmbedderError(f"structure and chunks are up to date, but embedding failed: {embed_error}")
+    if knowledge and knowledge["status"] == "stopped":
+        raise ExtractError(f"extraction stopped: {knowledge['message']}")
+
+
+def print_knowledge(k: dict[str, Any] | None) -> None:
+    if k is None:
+        click.echo("Knowledge layer: skipped (--no-extract).")
+        return
+    if k["estimate"]:
+        click.echo("Extraction estimate (per folder):")
+        for line in k["estimate"]["lines"]:
+            click.echo(line)
+    c = k["counts"]
+    click.echo(f"Knowledge layer ({k['model']}): {k['status']}; {k['cached']} chunks from the cache, "
+               f"{k['extracted']} extracted now, {len(k['failed'])} failed, {k['skipped_private']} private chunks "
+               f"not sent; {c.get('entities', 0)} entities, {c.get('relationships', 0)} relationships, "
+               f"{c.get('claims', 0)} claims.")
+    for t in k["triage"]:
+        click.echo(f"  AI chat {t['path']}: {'kept' if t['keep'] else 'not extracted'} ({t['reason']})")
+    for f in k["failed"][:10]:
+        click.echo(f"  failed: {f['path']}: {f['error']}")
+    if k["message"]:
+        click.echo(f"  {k['message']}")
 
 
 def print_summary(s: Summary) -> None:
@@ -60,8 +91,6 @@ def print_summary(s: Summary) -> None:
             click.echo(f"{title} ({len(items)}):")
             for item in items:
                 click.echo(f"  {item}")
-    if s.knowledge:
-        click.echo(s.knowledge[0].upper() + s.knowledge[1:] + ".")
 
 
 def _print_missing(missing: list[dict[str, Any]]) -> None:

@@ -1,0 +1,106 @@
+"""Hybrid search latency on a ~31,000-chunk synthetic vault with the offline embedder.
+
+Reports offline embedding throughput (chunks/s), then p50/p95 over 50 varied questions of the question
+embedding and of the search itself (keyword + vector + fusion + chunk details), and peak RSS.
+Usage: python bench/search_latency.py [--notes 13284] [--words 14600000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from pathlib import Path
+
+from common import OUT, bench_config, bench_store, ensure_vault, peak_rss_mb, server_rss_mb
+
+from eval.metrics import percentile
+from kb.embed.onnx import OnnxEmbedder
+from kb.embeddings import EmbedStep
+from kb.progress import Bars
+from kb.refresh import refresh
+from kb.store import SearchIndex, Store
+from search.hybrid import Filters, hybrid_search
+
+
+class TimedEmbedder(OnnxEmbedder):
+    """Separates the question-embedding time from the search."""
+
+    last_ms = 0.0
+
+    def embed_query(self, text: str) -> list[float]:
+        t0 = time.perf_counter()
+        vec = super().embed_query(text)
+        TimedEmbedder.last_ms = (time.perf_counter() - t0) * 1e3
+        return vec
+
+
+def questions(store: Store, n: int = 50) -> list[tuple[str, Filters]]:
+    """Varied questions from the vault's own text: phrases, word mixes, with and without filters."""
+    rng = random.Random(11)
+    rows = store.read("MATCH (c:Chunk) WITH c ORDER BY c.id SKIP 7 LIMIT 400 "
+                      "RETURN c.text AS text, c.folder AS folder, c.tags AS tags")
+    out: list[tuple[str, Filters]] = []
+    for i in range(n):
+        row = rows[(i * 37) % len(rows)]
+        words = [w for w in row["text"].split() if w.isalpha()]
+        start = rng.randrange(max(1, len(words) - 8))
+        q = " ".join(words[start:start + rng.randint(3, 8)]) or "quarterly plan"
+        q = (f"what did we decide about {q}?" if i % 3 == 0 else q)
+        flt = Filters()
+        if i % 10 == 1:
+            flt = Filters(folder=row["folder"].split("/")[0])
+        elif i % 10 == 2 and row["tags"]:
+            flt = Filters(tag=row["tags"][0])
+        elif i % 10 == 3:
+            flt = Filters(since="2022-01-01")
+        out.append((q, flt))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--notes", type=int, default=13284)
+    ap.add_argument("--words", type=int, default=14_600_000)
+    args = ap.parse_args()
+    vault = ensure_vault(OUT / f"vault-{args.notes}-{args.words}", args.notes, args.words)
+    cfg = bench_config(vault)
+    store = bench_store(cfg)
+    if store.get_meta("vault").get("path") != str(vault.resolve()):
+        store.clear()
+    refresh(store, cfg, Bars())
+    emb = TimedEmbedder()
+    t0 = time.perf_counter()
+    step = EmbedStep(emb)
+    embedded = step(store, Bars())
+    embed_s = time.perf_counter() - t0
+    chunks = store.counts()["chunks"]
+    index = SearchIndex(store)
+    qs = questions(store)
+    for q, f in qs[:5]:  # warm caches, as a running server would be
+        hybrid_search(index, emb, q, filters=f)
+    search_ms, embed_ms, filtered_ms = [], [], []
+    for q, f in qs:
+        res = hybrid_search(index, emb, q, filters=f)
+        search_ms.append(res["timing"]["search_ms"])
+        embed_ms.append(TimedEmbedder.last_ms)
+        if f.active():
+            filtered_ms.append(res["timing"]["search_ms"])
+    result = {
+        "chunks": chunks, "embedded_now": embedded,
+        "embed_chunks_per_s": round(embedded / embed_s, 1) if embedded else None,
+        "questions": len(qs), "filtered_questions": len(filtered_ms),
+        "search_ms_p50": round(percentile(search_ms, 50), 1), "search_ms_p95": round(percentile(search_ms, 95), 1),
+        "filtered_search_ms_p50": round(percentile(filtered_ms, 50), 1),
+        "question_embed_ms_p50": round(percentile(embed_ms, 50), 1),
+        "question_embed_ms_p95": round(percentile(embed_ms, 95), 1),
+        "kb_peak_rss_mb": round(peak_rss_mb()), "neo4j_rss_mb": round(server_rss_mb(cfg)),
+        "reference_s": {"p50": 0.8, "p95": 0.9},
+    }
+    print(json.dumps(result, indent=2))
+    (OUT / "search.json").write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""The knowledge step of a refresh: extract what is missing, then rebuild the layer when its inputs changed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from extract.backends import Extractor, make_extractor
+from extract.cache import ExtractionCache
+from extract.graph import build_rows
+from extract.run import KnowledgeRun, Outcome, Policy
+from kb.config import Config
+from kb.store import KnowledgeStore, Store
+
+DEFAULT_EXTRACTOR = "anthropic:claude-haiku-4-5"
+
+
+def model_name(cfg: Config) -> str:
+    return str(cfg.extra.get("extractor", DEFAULT_EXTRACTOR)).partition(":")[2] or "claude-haiku-4-5"
+
+
+def cache_for(cfg: Config) -> ExtractionCache:
+    """kb's own cache (written), then a cache shipped inside the vault, then configured folders (read only)."""
+    read_only: list[Path] = []
+    if cfg.vault is not None:
+        read_only.append(cfg.vault / ".kb" / "extract-cache")
+    read_only += [Path(str(p)).expanduser() for p in cfg.extra.get("extract_cache_dirs", [])]
+    return ExtractionCache(cfg.home / "cache" / "extract", tuple(read_only))
+
+
+def policy_for(cfg: Config, yes: bool, dry_run: bool, confirm: Callable[[str], bool] | None) -> Policy:
+    extra = cfg.extra
+    return Policy(ai_chat_folders=tuple(extra.get("ai_chat_folders", ["ChatGPT"])),
+                  private_optin=tuple(extra.get("remote_private_optin", [])),
+                  threshold_usd=float(extra.get("cost_threshold_usd", 0.50)), yes=yes, dry_run=dry_run,
+                  workers=min(int(extra.get("extract_workers", 16)), 64), confirm=confirm)
+
+
+def knowledge_step(store: Store, cfg: Config, policy: Policy, extractor: Extractor | None = None,
+                   env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run extraction (cache first) and rebuild the knowledge layer if anything it is built from changed."""
+    if extractor is None:
+        extractor = make_extractor(cfg, dict(os.environ) if env is None else env)
+    ks = KnowledgeStore(store)
+    chunks = ks.chunks()
+    outcome = KnowledgeRun(model_name(cfg), cache_for(cfg), extractor, policy).run(chunks)
+    rebuilt = False
+    if outcome.status != "dry-run":
+        rows = build_rows(outcome.results, {c["id"]: c for c in chunks})
+        sig = rows.signature()
+        if store.get_meta("knowledge").get("signature") != sig:
+            ks.replace(rows.entities, rows.mentions, rows.relationships, rows.claims)
+            store.set_meta("knowledge", {"signature": sig})
+            rebuilt = True
+    return summary(outcome, ks.counts() if outcome.status != "dry-run" else {}, rebuilt)
+
+
+def summary(out: Outcome, counts: dict[str, int], rebuilt: bool) -> dict[str, Any]:
+    est = out.estimate
+    return {"status": out.status, "message": out.message, "model": out.model, "cached": out.cached,
+            "extracted": out.extracted, "failed": out.failed, "skipped_private": out.skipped_private,
+            "not_extracted": out.not_extracted, "triage": out.triage, "repairs": out.repairs,
+            "rebuilt": rebuilt, "counts": counts,
+            "estimate": None if est is None else {"usd": round(est.total_usd, 4), "calls": est.calls,
+                                                  "per_folder": est.per_folder, "lines": est.lines()}}
