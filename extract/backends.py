@@ -80,43 +80,52 @@ class AnthropicExtractor:
             return self.client.messages.create(  # type: ignore[call-overload]
                 model=self.model, max_tokens=self.max_tokens, system=system,
                 messages=[{"role": "user", "content": message}], output_config=config)
-        transient = (a.RateLimitError, a.InternalServerError, a.APITimeoutError, a.APIConnectionError,
-                     _Overloaded)
+        transient = (a.RateLimitError, a.InternalServerError, a.APITimeoutError, a.APIConnectionError)
         try:
-            resp = _retry(lambda: _raise_overloaded(a, call), transient, self.backoff)
+            resp = _retry(lambda: _stop_on_spend_limit(a, call), transient, self.backoff)
+        except _SpendLimit as exc:
+            raise FatalExtractError(f"Anthropic stopped the run: spend limit or credit balance reached "
+                                    f"({_short(str(exc))}): raise the limit, then run kb refresh again") from exc
         except (a.AuthenticationError, a.PermissionDeniedError) as exc:
             raise FatalExtractError(f"Anthropic refused the API key ({exc.status_code}): set ANTHROPIC_API_KEY "
                                     "to a valid key") from exc
         except a.NotFoundError as exc:
             raise FatalExtractError(f"Anthropic has no model {self.model!r}: set extract_model in the kb config") from exc
-        except a.BadRequestError as exc:
-            text = str(exc)
-            if "credit" in text.lower() or "spend" in text.lower() or "billing" in text.lower():
-                raise FatalExtractError(f"Anthropic stopped the run: spend limit or credit balance reached "
-                                        f"({_short(text)}): raise the limit, then run kb refresh again") from exc
-            raise ExtractError(f"Anthropic rejected the request: {_short(text)}") from exc
         except transient as exc:
             raise ExtractError(f"Anthropic kept failing after {RETRIES} tries: {type(exc).__name__}") from exc
+        except a.APIStatusError as exc:
+            raise ExtractError(f"Anthropic rejected the request ({exc.status_code}): {_short(str(exc))}") from exc
         text = "".join(getattr(b, "text", "") for b in resp.content)
         usage = Usage(resp.usage.input_tokens, resp.usage.output_tokens)
         return _parse_json(text), usage
 
 
-class _Overloaded(Exception):
-    """HTTP 529 from Anthropic: retried like a 5xx."""
+class _SpendLimit(Exception):
+    """Out of credit or over a spend limit (HTTP 400, 402 or 429): stop the run, never retry."""
 
 
-def _raise_overloaded(a: Any, call: Callable[[], Any]) -> Any:
+_SPEND_CODES = {"enforced_spend_limit_reached", "contract_spend_limit_reached",
+                "linked_organization_spend_limit_reached", "linked_organization_billing_unavailable"}
+
+
+def _stop_on_spend_limit(a: Any, call: Callable[[], Any]) -> Any:
     try:
         return call()
     except a.APIStatusError as exc:
-        if exc.status_code == 529:
-            raise _Overloaded(str(exc)) from exc
+        text = str(exc).lower()
+        if (exc.status_code == 402 or getattr(exc, "error_code", None) in _SPEND_CODES
+                or (exc.status_code in (400, 429) and any(w in text for w in ("credit balance", "spend limit",
+                                                                               "usage limits", "billing")))):
+            raise _SpendLimit(str(exc)) from exc
         raise
 
 
 def _short(text: str) -> str:
     return " ".join(text.split())[:200]
+
+
+class _Busy(Exception):
+    """Ollama answered 5xx or 429 (runner crashed, too many requests): retried."""
 
 
 class OllamaExtractor:
@@ -136,16 +145,23 @@ class OllamaExtractor:
         import httpx
 
         def call() -> Any:
-            return self.client.chat(model=self.model, format=schema, options={"temperature": 0},
-                                    messages=[{"role": "system", "content": system},
-                                              {"role": "user", "content": message}])
+            try:
+                return self.client.chat(model=self.model, format=schema, options={"temperature": 0},
+                                        messages=[{"role": "system", "content": system},
+                                                  {"role": "user", "content": message}])
+            except self.ollama.ResponseError as exc:
+                if exc.status_code >= 500 or exc.status_code == 429:
+                    raise _Busy(str(exc.error)) from exc
+                raise
         try:
-            resp = _retry(call, (httpx.TransportError, ConnectionError), self.backoff)
+            resp = _retry(call, (httpx.TransportError, ConnectionError, _Busy), self.backoff)
         except self.ollama.ResponseError as exc:
             if exc.status_code == 404:
                 raise FatalExtractError(f"Ollama at {self.host} has no model {self.model!r}: "
                                         f"run `ollama pull {self.model}`") from exc
             raise ExtractError(f"Ollama failed: {exc.error}") from exc
+        except _Busy as exc:
+            raise ExtractError(f"Ollama kept failing after {RETRIES} tries: {exc}") from exc
         except (httpx.TransportError, ConnectionError) as exc:
             raise FatalExtractError(f"cannot reach Ollama at {self.host}: start it with `ollama serve`") from exc
         usage = Usage(int(resp.prompt_eval_count or 0), int(resp.eval_count or 0))

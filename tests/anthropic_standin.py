@@ -1,0 +1,313 @@
+"""A local stand-in for the two chat APIs kb's extractor uses, with programmable faults.
+
+Speaks Anthropic's Messages API (`POST /v1/messages`, non-streaming) and Ollama's chat API
+(`POST /api/chat`, `stream: false`), in the exact response shapes the official `anthropic` and `ollama`
+clients parse. The assistant's answer comes from `responder`, set per test: given the request body, it
+returns the JSON object to answer with (serialised as the assistant's text), or a raw string (for
+invalid-JSON tests). Faults apply to the next N requests, in the order of `FAULTS`. Every request is
+recorded (method, path, headers, parsed JSON body, raw body), so tests can assert what was sent and
+what was not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import socket
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Callable, Iterator, Union
+
+Responder = Callable[[dict[str, Any]], Union[str, dict[str, Any]]]
+
+EMPTY: dict[str, Any] = {"entities": [], "relationships": [], "claims": []}
+DEFAULT_OLLAMA_MODELS = frozenset({"qwen2.5:7b"})
+CREDIT_MESSAGE = ("Your credit balance is too low to access the Anthropic API. "
+                  "Please go to Plans & Billing to upgrade or purchase credits.")
+SPEND_LIMIT_MESSAGE = ("You have reached your specified workspace API usage limits. "
+                       "You will regain access on 2026-12-01 at 00:00 UTC.")
+INVALID_JSON = '{"entities": [{"name": "Acme", "type": '  # a truncated answer
+
+# Fault counters, in the order they are taken (one fault per request at most).
+FAULTS = ("drop_next", "hang_next", "unauthorized_next", "no_credit_next", "spend_limit_next",
+          "payment_required_next", "rate_limit_next", "overloaded_next", "fail_next", "invalid_json_next")
+
+
+def default_responder(body: dict[str, Any]) -> dict[str, Any]:
+    """An extraction that found nothing."""
+    return dict(EMPTY)
+
+
+def tokens(text: str) -> int:
+    """The stand-in's token count for a text: about four characters a token, at least one."""
+    return max(1, len(text) // 4)
+
+
+def prompt_text(body: dict[str, Any]) -> str:
+    """Everything the model would read from a Messages or chat request: system prompt, then messages."""
+    parts: list[str] = []
+    system = body.get("system")
+    if isinstance(system, str):
+        parts.append(system)
+    elif isinstance(system, list):
+        parts.extend(str(b.get("text", "")) for b in system if isinstance(b, dict))
+    for msg in body.get("messages") or []:
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return "\n".join(parts)
+
+
+def input_tokens_for(body: dict[str, Any]) -> int:
+    """The input (prompt) token count the stand-in reports for a request body."""
+    return tokens(prompt_text(body))
+
+
+def full_name(model: str) -> str:
+    """Ollama's canonical name: an untagged model means `:latest`."""
+    return model if ":" in model else f"{model}:latest"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-cased names
+    body: Any  # the parsed JSON body, or None
+    raw: str  # the body as sent (decoded), for "this text never left" assertions
+
+
+class ChatStandIn:
+    """A threaded HTTP server on 127.0.0.1 (a free port); use as a context manager."""
+
+    def __init__(self, responder: Responder | None = None, ollama_models: frozenset[str] | set[str] | None = None,
+                 anthropic_models: Callable[[str], bool] | None = None) -> None:
+        self.responder: Responder = responder or default_responder
+        self.ollama_models = {full_name(m) for m in (ollama_models or DEFAULT_OLLAMA_MODELS)}
+        self.anthropic_models: Callable[[str], bool] = anthropic_models or (lambda m: m.startswith("claude-"))
+        self.requests: list[Recorded] = []
+        self.drop_next = 0              # close the socket without any response
+        self.hang_next = 0              # wait `hang_seconds` (longer than any test timeout), then answer normally
+        self.hang_seconds = 5.0
+        self.unauthorized_next = 0      # 401 authentication_error
+        self.no_credit_next = 0         # 400 invalid_request_error: credit balance too low
+        self.spend_limit_next = 0       # 429 rate_limit_error with error_code enforced_spend_limit_reached
+        self.payment_required_next = 0  # 402 with error_code linked_organization_spend_limit_reached
+        self.rate_limit_next = 0        # 429 rate_limit_error, retry-after: 0
+        self.overloaded_next = 0        # 529 overloaded_error
+        self.fail_next = 0              # 500 api_error
+        self.invalid_json_next = 0      # 200, but the assistant's text is not JSON
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._server.daemon_threads = True
+        self._server.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name="chat-standin", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """For `anthropic.Anthropic(base_url=...)` and `ollama.Client(host=...)` alike."""
+        return f"http://127.0.0.1:{self.port}"
+
+    host = base_url
+
+    def start(self) -> ChatStandIn:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes any handler that is hanging
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> ChatStandIn:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def calls(self, path: str | None = None) -> list[Recorded]:
+        """The recorded requests (to `path`, if given), oldest first."""
+        with self._lock:
+            return [r for r in self.requests if path is None or r.path == path]
+
+    def sent_text(self) -> str:
+        """Every request's headers and body as sent, joined: assert that a text is `not in` it."""
+        with self._lock:
+            return "\n".join(f"{r.method} {r.path}\n{json.dumps(r.headers)}\n{r.raw}" for r in self.requests)
+
+    def _take_fault(self) -> str | None:
+        """Which fault (if any) the request now arriving gets; each one counts down."""
+        with self._lock:
+            for name in FAULTS:
+                if getattr(self, name) > 0:
+                    setattr(self, name, getattr(self, name) - 1)
+                    return name
+        return None
+
+    def _record(self, entry: Recorded) -> None:
+        with self._lock:
+            self.requests.append(entry)
+
+    def _hang(self) -> None:
+        self._stopping.wait(self.hang_seconds)
+
+    def _answer(self, body: dict[str, Any], fault: str | None) -> str:
+        if fault == "invalid_json_next":
+            return INVALID_JSON
+        value = self.responder(body)
+        return value if isinstance(value, str) else json.dumps(value)
+
+    def _next_id(self, prefix: str) -> str:
+        n = next(self._ids)
+        return prefix + hashlib.sha256(f"{prefix}{n}".encode()).hexdigest()[:24]
+
+    # Anthropic -------------------------------------------------------------------------------------
+
+    def _anthropic_error(self, status: int, kind: str, message: str,
+                         error_code: str | None = None) -> tuple[int, dict[str, Any], dict[str, str]]:
+        error: dict[str, Any] = {"type": kind, "message": message}
+        if error_code:
+            error["details"] = {"error_code": error_code}
+        headers = {"request-id": self._next_id("req_")}
+        if status == 429:
+            headers["retry-after"] = "0"
+        return status, {"type": "error", "error": error, "request_id": headers["request-id"]}, headers
+
+    def _messages(self, headers: dict[str, str], body: Any,
+                  fault: str | None) -> tuple[int, dict[str, Any], dict[str, str]]:
+        if fault == "unauthorized_next":
+            return self._anthropic_error(401, "authentication_error", "invalid x-api-key")
+        if fault == "no_credit_next":
+            return self._anthropic_error(400, "invalid_request_error", CREDIT_MESSAGE)
+        if fault == "spend_limit_next":
+            return self._anthropic_error(429, "rate_limit_error", SPEND_LIMIT_MESSAGE, "enforced_spend_limit_reached")
+        if fault == "payment_required_next":
+            return self._anthropic_error(402, "billing_error", "This organization has reached its spend limit.",
+                                         "linked_organization_spend_limit_reached")
+        if fault == "rate_limit_next":
+            return self._anthropic_error(429, "rate_limit_error", "Number of request tokens has exceeded your "
+                                         "per-minute rate limit (https://docs.claude.com/en/api/rate-limits)")
+        if fault == "overloaded_next":
+            return self._anthropic_error(529, "overloaded_error", "Overloaded")
+        if fault == "fail_next":
+            return self._anthropic_error(500, "api_error", "Internal server error")
+        if not headers.get("x-api-key") and not headers.get("authorization"):
+            return self._anthropic_error(401, "authentication_error", "x-api-key header is required")
+        if not isinstance(body, dict):
+            return self._anthropic_error(400, "invalid_request_error", "request body is not a JSON object")
+        for field in ("model", "max_tokens", "messages"):
+            if field not in body:
+                return self._anthropic_error(400, "invalid_request_error", f"{field}: Field required")
+        for msg in body["messages"]:
+            if isinstance(msg, dict) and msg.get("content") in ("", []):
+                return self._anthropic_error(400, "invalid_request_error",
+                                             "messages: text content blocks must be non-empty")
+        if body.get("stream"):
+            return self._anthropic_error(400, "invalid_request_error", "the stand-in does not stream")
+        model = str(body["model"])
+        if not self.anthropic_models(model):
+            return self._anthropic_error(404, "not_found_error", f"model: {model}")
+        text = self._answer(body, fault)
+        return 200, {"id": self._next_id("msg_"), "type": "message", "role": "assistant", "model": model,
+                     "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                     "stop_sequence": None,
+                     "usage": {"input_tokens": input_tokens_for(body), "output_tokens": tokens(text),
+                               "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}, \
+            {"request-id": self._next_id("req_")}
+
+    # Ollama ----------------------------------------------------------------------------------------
+
+    def _chat(self, body: Any, fault: str | None) -> tuple[int, dict[str, Any], dict[str, str]]:
+        # Ollama's errors are `{"error": "..."}`; the Anthropic-only faults map to its nearest answer.
+        if fault == "unauthorized_next":
+            return 401, {"error": "unauthorized"}, {}
+        if fault in ("no_credit_next", "spend_limit_next", "payment_required_next", "rate_limit_next"):
+            return 429, {"error": "too many requests"}, {}
+        if fault == "overloaded_next":
+            return 503, {"error": "server busy, please try again.  maximum pending requests exceeded"}, {}
+        if fault == "fail_next":
+            return 500, {"error": "llama runner process has terminated: exit status 2"}, {}
+        if not isinstance(body, dict):
+            return 400, {"error": "invalid request body"}, {}
+        model = str(body.get("model", ""))
+        if full_name(model) not in self.ollama_models:
+            return 404, {"error": f'model "{model}" not found, try pulling it first'}, {}
+        if body.get("stream", True):
+            return 400, {"error": "the stand-in only speaks stream: false"}, {}
+        text = self._answer(body, fault)
+        return 200, {"model": model, "created_at": "2026-11-29T12:00:00.000000000Z",
+                     "message": {"role": "assistant", "content": text}, "done": True, "done_reason": "stop",
+                     "total_duration": 1_500_000_000, "load_duration": 20_000_000,
+                     "prompt_eval_count": input_tokens_for(body), "prompt_eval_duration": 300_000_000,
+                     "eval_count": tokens(text), "eval_duration": 1_100_000_000}, {}
+
+
+def _make_handler(standin: ChatStandIn) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+            pass
+
+        def do_GET(self) -> None:
+            self._serve("GET")
+
+        def do_POST(self) -> None:
+            self._serve("POST")
+
+        def _serve(self, method: str) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body: Any = json.loads(raw) if raw else None
+            except ValueError:
+                body = None
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            path = self.path.split("?", 1)[0]
+            standin._record(Recorded(method, path, headers, body, raw.decode("utf-8", "replace")))
+            fault = standin._take_fault()
+            if fault == "drop_next":
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            if fault == "hang_next":
+                standin._hang()
+                fault = None
+            if (method, path) == ("POST", "/v1/messages"):
+                self._send(*standin._messages(headers, body, fault))
+            elif (method, path) == ("POST", "/api/chat"):
+                self._send(*standin._chat(body, fault))
+            else:
+                self._send(404, {"error": "404 page not found"}, {})
+
+        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
+            data = json.dumps(payload).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
+
+
+def running(responder: Responder | None = None) -> Iterator[ChatStandIn]:
+    """Generator form for a pytest fixture: `yield from running()`."""
+    with ChatStandIn(responder) as standin:
+        yield standin

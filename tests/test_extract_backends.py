@@ -1,0 +1,343 @@
+"""Extractor backends against a local stand-in server, through the real `anthropic` and `ollama` clients.
+
+No network and no Neo4j: both clients talk to `ChatStandIn` on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from typing import Any, Iterator
+
+import pytest
+
+from anthropic_standin import INVALID_JSON, ChatStandIn, Recorded, input_tokens_for, running, tokens
+from extract.backends import RETRIES, AnthropicExtractor, OllamaExtractor, Usage
+from extract.errors import ExtractError, FatalExtractError, InvalidOutput
+from extract.models import Extraction, json_schema
+from extract.prompt import SYSTEM, user_message
+
+SCHEMA = json_schema(Extraction)
+PASSAGE = "Acme Corp had 120 customers in March 2026. Tobias Reinholt leads Acme Corp."
+MESSAGE = user_message("work/acme.md", "2026-03-14", "Acme > Customers", PASSAGE)
+ANSWER: dict[str, Any] = {
+    "entities": [{"name": "Acme Corp", "type": "Organization", "aliases": []},
+                 {"name": "Tobias Reinholt", "type": "Person", "aliases": []}],
+    "relationships": [{"source": "Tobias Reinholt", "target": "Acme Corp", "type": "WORKS_AT",
+                       "evidence": "Tobias Reinholt leads Acme Corp", "modality": "fact"}],
+    "claims": [{"entity": "Acme Corp", "attribute": "customer_count", "value": "120",
+                "quote": "Acme Corp had 120 customers in March 2026", "modality": "fact",
+                "valid_from": "2026-03", "valid_to": None}],
+}
+MESSAGES = "/v1/messages"
+CHAT = "/api/chat"
+
+
+@pytest.fixture(autouse=True)
+def _local_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No proxy, key or base URL from the environment may redirect a client away from the stand-in."""
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
+                "OLLAMA_HOST", "OLLAMA_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+                "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+@pytest.fixture
+def standin() -> Iterator[ChatStandIn]:
+    yield from running()
+
+
+def claude(standin: ChatStandIn, **kwargs: Any) -> AnthropicExtractor:
+    options: dict[str, Any] = {"timeout": 0.5, "backoff": 0.01, **kwargs}
+    return AnthropicExtractor(model="claude-haiku-4-5", api_key="test-key",
+                              base_url=f"http://127.0.0.1:{standin.port}", **options)
+
+
+def local(standin: ChatStandIn, model: str = "qwen2.5:7b", **kwargs: Any) -> OllamaExtractor:
+    options: dict[str, Any] = {"backoff": 0.01, **kwargs}
+    return OllamaExtractor(model=model, host=f"http://127.0.0.1:{standin.port}", **options)
+
+
+def api_key_sent(rec: Recorded) -> str | None:
+    """The API key a request carried: `x-api-key` (older SDKs) or `Authorization: Bearer` (the SDK here)."""
+    if "x-api-key" in rec.headers:
+        return rec.headers["x-api-key"]
+    auth = rec.headers.get("authorization", "")
+    return auth.removeprefix("Bearer ") if auth.startswith("Bearer ") else None
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# Anthropic: the request and the answer ------------------------------------------------------------
+
+
+def test_anthropic_returns_the_answer_and_usage(standin: ChatStandIn) -> None:
+    standin.responder = lambda body: ANSWER
+    result, usage = claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert result == ANSWER
+    Extraction.model_validate(result)  # the answer fixture itself fits the schema
+    [call] = standin.calls(MESSAGES)
+    assert usage == Usage(input_tokens_for(call.body), tokens(json.dumps(ANSWER)))
+    assert usage.input_tokens > 100 and usage.output_tokens > 50
+
+
+def test_anthropic_request_is_exactly_prompt_message_schema_and_effort(standin: ChatStandIn) -> None:
+    claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    [call] = standin.calls()
+    assert (call.method, call.path) == ("POST", MESSAGES)
+    body = call.body
+    assert set(body) == {"model", "max_tokens", "system", "messages", "output_config"}  # nothing else leaves
+    assert body["model"] == "claude-haiku-4-5" and body["max_tokens"] == 4096
+    assert body["system"] == SYSTEM
+    assert body["messages"] == [{"role": "user", "content": MESSAGE}]
+    assert body["output_config"]["format"]["type"] == "json_schema"
+    assert body["output_config"]["format"]["schema"] == SCHEMA
+    assert body["output_config"]["effort"] == "low"
+    assert set(body["output_config"]) == {"format", "effort"}
+    assert not body.get("stream")
+    assert api_key_sent(call) == "test-key"
+    assert call.headers.get("anthropic-version")
+    assert "test-key" not in call.raw  # the key is a header, never part of the body
+
+
+def test_anthropic_sends_no_effort_when_disabled(standin: ChatStandIn) -> None:
+    claude(standin, effort=None, max_tokens=1000).complete(SYSTEM, MESSAGE, SCHEMA)
+    [call] = standin.calls(MESSAGES)
+    assert call.body["output_config"] == {"format": {"type": "json_schema", "schema": SCHEMA}}
+    assert call.body["max_tokens"] == 1000
+
+
+def test_only_the_given_text_leaves_the_machine(standin: ChatStandIn) -> None:
+    """What is not in the system prompt or the message is never sent, not even in headers."""
+    other = "PRIVATE-NOTE-7f3a: the salary of Tobias Reinholt"
+    ext = claude(standin)
+    ext.complete(SYSTEM, MESSAGE, SCHEMA)
+    local(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    sent = standin.sent_text()
+    assert PASSAGE in sent
+    assert other not in sent and "PRIVATE-NOTE" not in sent
+
+
+def test_anthropic_responder_sees_the_request(standin: ChatStandIn) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def responder(body: dict[str, Any]) -> dict[str, Any]:
+        seen.append(body)
+        return {"entities": [{"name": "Acme Corp", "type": "Organization", "aliases": []}],
+                "relationships": [], "claims": []}
+    standin.responder = responder
+    result, _ = claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert result["entities"][0]["name"] == "Acme Corp"
+    assert len(seen) == 1 and seen[0]["messages"][0]["content"] == MESSAGE
+
+
+# Anthropic: transient failures are retried -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("fault", ["rate_limit_next", "overloaded_next", "fail_next", "drop_next"])
+def test_anthropic_retries_two_transient_failures(standin: ChatStandIn, fault: str) -> None:
+    standin.responder = lambda body: ANSWER
+    setattr(standin, fault, 2)
+    result, usage = claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert result == ANSWER and usage.output_tokens > 0
+    assert len(standin.calls(MESSAGES)) == 3
+
+
+def test_rate_limit_answer_says_retry_after(standin: ChatStandIn) -> None:
+    """The stand-in's 429 looks like Anthropic's; the SDK's own retries are off (max_retries=0)."""
+    import anthropic
+    standin.rate_limit_next = 1
+    client = anthropic.Anthropic(api_key="k", base_url=standin.base_url, max_retries=0)
+    with pytest.raises(anthropic.RateLimitError) as info:
+        client.messages.create(model="claude-haiku-4-5", max_tokens=10, messages=[{"role": "user", "content": "x"}])
+    assert info.value.response.headers["retry-after"] == "0"
+    assert info.value.type == "rate_limit_error"
+    assert claude(standin).client.max_retries == 0
+
+
+def test_anthropic_retries_a_hang_past_the_timeout(standin: ChatStandIn) -> None:
+    standin.hang_next = 1
+    started = time.monotonic()
+    result, _ = claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert result == {"entities": [], "relationships": [], "claims": []}
+    assert len(standin.calls(MESSAGES)) == 2
+    assert time.monotonic() - started < 4.0  # the client gave up after its 0.5 s timeout
+
+
+@pytest.mark.parametrize("fault", ["fail_next", "overloaded_next", "rate_limit_next"])
+def test_anthropic_persistent_failure_is_a_chunk_error(standin: ChatStandIn, fault: str) -> None:
+    setattr(standin, fault, 100)
+    with pytest.raises(ExtractError) as info:
+        claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert not isinstance(info.value, FatalExtractError)
+    assert f"after {RETRIES} tries" in str(info.value)
+    assert len(standin.calls(MESSAGES)) == RETRIES
+
+
+def test_anthropic_unreachable_is_a_chunk_error_after_retries() -> None:
+    ext = AnthropicExtractor(model="claude-haiku-4-5", api_key="test-key",
+                             base_url=f"http://127.0.0.1:{closed_port()}", timeout=0.5, backoff=0.001)
+    with pytest.raises(ExtractError) as info:
+        ext.complete(SYSTEM, MESSAGE, SCHEMA)
+    assert not isinstance(info.value, FatalExtractError)
+    assert "APIConnectionError" in str(info.value)
+
+
+# Anthropic: fatal failures stop the run at once ------------------------------------------------------
+
+
+def test_anthropic_bad_key_is_fatal_and_not_retried(standin: ChatStandIn) -> None:
+    standin.unauthorized_next = 1
+    with pytest.raises(FatalExtractError) as info:
+        claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert "ANTHROPIC_API_KEY" in str(info.value)
+    assert "test-key" not in str(info.value)
+    assert len(standin.calls(MESSAGES)) == 1
+
+
+def test_anthropic_credit_balance_is_fatal_and_not_retried(standin: ChatStandIn) -> None:
+    standin.no_credit_next = 1
+    with pytest.raises(FatalExtractError) as info:
+        claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert "spend limit" in str(info.value)
+    assert "credit balance is too low" in str(info.value)  # Anthropic's own words are kept
+    assert len(standin.calls(MESSAGES)) == 1
+    assert standin.calls(MESSAGES)[0].body["messages"][0]["content"] == MESSAGE
+
+
+def test_anthropic_unknown_model_is_fatal(standin: ChatStandIn) -> None:
+    ext = AnthropicExtractor(model="gpt-4o", api_key="test-key", base_url=standin.base_url, timeout=0.5,
+                             backoff=0.01)
+    with pytest.raises(FatalExtractError) as info:
+        ext.complete(SYSTEM, MESSAGE, SCHEMA)
+    assert "extract_model" in str(info.value) and "gpt-4o" in str(info.value)
+    assert len(standin.calls(MESSAGES)) == 1
+
+
+def test_anthropic_other_bad_request_is_a_chunk_error(standin: ChatStandIn) -> None:
+    """A 400 that is not about credit (here: an empty message) skips the chunk; the run goes on."""
+    with pytest.raises(ExtractError) as info:
+        claude(standin).complete(SYSTEM, "", SCHEMA)
+    assert not isinstance(info.value, FatalExtractError)
+    assert "rejected the request" in str(info.value) and "non-empty" in str(info.value)
+    assert len(standin.calls(MESSAGES)) == 1
+
+
+def test_anthropic_spend_limit_429_is_fatal_and_not_retried(standin: ChatStandIn) -> None:
+    standin.spend_limit_next = 100
+    with pytest.raises(FatalExtractError) as info:
+        claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert "spend limit" in str(info.value)
+    assert len(standin.calls(MESSAGES)) == 1
+
+
+def test_anthropic_payment_required_is_fatal(standin: ChatStandIn) -> None:
+    standin.payment_required_next = 1
+    with pytest.raises(FatalExtractError):
+        claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+
+
+# Anthropic: output ---------------------------------------------------------------------------------
+
+
+def test_anthropic_invalid_json_is_invalid_output(standin: ChatStandIn) -> None:
+    standin.invalid_json_next = 1
+    with pytest.raises(InvalidOutput) as info:
+        claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert not isinstance(info.value, FatalExtractError)
+    assert "not JSON" in str(info.value)
+    assert len(standin.calls(MESSAGES)) == 1
+
+
+@pytest.mark.parametrize("raw", ["[1, 2]", "\"entities\"", "", "Here is the JSON: {}"])
+def test_anthropic_non_object_answer_is_invalid_output(standin: ChatStandIn, raw: str) -> None:
+    standin.responder = lambda body: raw
+    with pytest.raises(InvalidOutput):
+        claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+
+
+def test_invalid_json_fault_counts_down(standin: ChatStandIn) -> None:
+    standin.invalid_json_next = 1
+    standin.responder = lambda body: "{}"
+    with pytest.raises(InvalidOutput):
+        local(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert INVALID_JSON.startswith("{")
+    assert local(standin).complete(SYSTEM, MESSAGE, SCHEMA)[0] == {}  # the fault counted down
+
+
+# Ollama ------------------------------------------------------------------------------------------
+
+
+def test_ollama_sends_schema_format_and_temperature_zero(standin: ChatStandIn) -> None:
+    standin.responder = lambda body: ANSWER
+    result, usage = local(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert result == ANSWER
+    [call] = standin.calls()
+    assert (call.method, call.path) == ("POST", CHAT)
+    body = call.body
+    assert body["model"] == "qwen2.5:7b"
+    assert body["format"] == SCHEMA
+    assert body["options"]["temperature"] == 0
+    assert body["stream"] is False
+    assert body["messages"] == [{"role": "system", "content": SYSTEM}, {"role": "user", "content": MESSAGE}]
+    assert usage == Usage(input_tokens_for(body), tokens(json.dumps(ANSWER)))
+
+
+def test_ollama_remote_flag() -> None:
+    assert OllamaExtractor("qwen2.5:7b", host="http://127.0.0.1:11434").remote is False
+    assert OllamaExtractor("qwen2.5:7b", host="http://localhost:11434").remote is False
+    assert OllamaExtractor("qwen2.5:7b", host="localhost:11434").remote is False
+    assert OllamaExtractor("qwen2.5:7b", host="http://[::1]:11434").remote is False
+    assert OllamaExtractor("qwen2.5:7b", host="http://10.1.2.3:11434").remote is True  # constructed, never called
+    assert OllamaExtractor("qwen2.5:7b", host="https://ollama.example.com").remote is True
+    assert AnthropicExtractor.remote is True
+
+
+def test_ollama_missing_model_is_fatal_with_pull_hint(standin: ChatStandIn) -> None:
+    with pytest.raises(FatalExtractError) as info:
+        local(standin, model="llama3.1:8b").complete(SYSTEM, MESSAGE, SCHEMA)
+    assert "ollama pull llama3.1:8b" in str(info.value)
+    assert len(standin.calls(CHAT)) == 1
+
+
+def test_ollama_invalid_json_is_invalid_output(standin: ChatStandIn) -> None:
+    standin.invalid_json_next = 1
+    with pytest.raises(InvalidOutput):
+        local(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert len(standin.calls(CHAT)) == 1
+
+
+@pytest.mark.parametrize("fault", ["drop_next", "hang_next"])
+def test_ollama_retries_dropped_and_hung_requests(standin: ChatStandIn, fault: str) -> None:
+    standin.responder = lambda body: ANSWER
+    setattr(standin, fault, 2)
+    result, _ = local(standin, timeout=0.5).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert result == ANSWER
+    assert len(standin.calls(CHAT)) == 3
+
+
+def test_ollama_not_running_is_fatal_after_retries() -> None:
+    ext = OllamaExtractor("qwen2.5:7b", host=f"http://127.0.0.1:{closed_port()}", backoff=0.001)
+    with pytest.raises(FatalExtractError) as info:
+        ext.complete(SYSTEM, MESSAGE, SCHEMA)
+    assert "ollama serve" in str(info.value)
+
+
+def test_ollama_server_error_is_a_chunk_error(standin: ChatStandIn) -> None:
+    standin.fail_next = 100
+    with pytest.raises(ExtractError) as info:
+        local(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert not isinstance(info.value, FatalExtractError)
+    assert "llama runner process has terminated" in str(info.value)
+
+
+def test_ollama_retries_two_server_errors(standin: ChatStandIn) -> None:
+    standin.fail_next = 2
+    local(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert len(standin.calls(CHAT)) == 3
