@@ -1,35 +1,22 @@
-"""From validated extractions to graph rows: entities, mentions, typed relationships with evidence, claims.
-
-Names are matched with simple rules here (case, punctuation, whitespace; one namespace for organizations,
-products, projects and concepts). Every row list is sorted, so the same inputs give the same graph.
-"""
+"""From validated extractions to graph rows: resolved entities, mentions, typed relationships with evidence,
+claims with their timelines, hubs and canonical notes. Every list is sorted: same inputs, same graph."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
-import unicodedata
+import math
+import posixpath
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from extract.models import Extraction
-from extract.schema import SHARED_NAMESPACE
+from extract.resolve import Mention, Overrides, norm, resolve
+from extract.timeline import timelines
 
 MAX_EVIDENCE = 5
-
-
-def norm(name: str) -> str:
-    """Case, accents-preserving Unicode form, punctuation and whitespace folded."""
-    text = unicodedata.normalize("NFKC", name).casefold()
-    text = re.sub(r"[^\w\s&+.-]", " ", text)
-    return " ".join(text.replace(".", " ").split())
-
-
-def entity_key(name: str, etype: str) -> str:
-    space = "thing" if etype in SHARED_NAMESPACE else etype.lower()
-    return f"{space}:{norm(name)}"
+CANONICAL_FOLDERS = ("wiki/entities", "wiki/concepts")
 
 
 @dataclass
@@ -47,43 +34,50 @@ class KnowledgeRows:
     mentions: list[dict[str, Any]]
     relationships: dict[str, list[dict[str, Any]]]
     claims: list[dict[str, Any]]
+    claim_edges: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    described_by: list[dict[str, str]] = field(default_factory=list)
+    merges: list[dict[str, str]] = field(default_factory=list)
 
     def signature(self) -> str:
-        blob = json.dumps([self.entities, self.mentions, self.relationships, self.claims], sort_keys=True)
+        blob = json.dumps([self.entities, self.mentions, self.relationships, self.claims, self.claim_edges,
+                           self.described_by], sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def build_rows(results: dict[str, Extraction], chunks: dict[str, dict[str, Any]]) -> KnowledgeRows:
+def hub_threshold(chunk_count: int, override: int | None = None) -> int:
+    """300 chunks by default, scaled down for small vaults (a tenth of the chunks, at least 5)."""
+    return int(override) if override else min(300, max(5, math.ceil(chunk_count / 10)))
+
+
+def build_rows(results: dict[str, Extraction], chunks: dict[str, dict[str, Any]],
+               overrides: Overrides | None = None, canonical: tuple[str, ...] = CANONICAL_FOLDERS) -> KnowledgeRows:
     """Aggregate per-chunk extractions into nodes and edges."""
+    overrides = overrides or Overrides()
+    mentions = [Mention(cid, chunks[cid]["path"], chunks[cid].get("date") or "", e.name, e.type, tuple(e.aliases))
+                for cid in sorted(results) for e in results[cid].entities]
+    res = resolve(mentions, overrides)
     ents: dict[str, _Ent] = {}
     rels: dict[tuple[str, str, str], dict[str, Any]] = {}
     claims: list[dict[str, Any]] = []
     for cid in sorted(results):
         ext, chunk = results[cid], chunks[cid]
-        date = chunk.get("date") or ""
-        local = _register(ext, cid, date, ents)
-        for r in ext.relationships:
-            key = (local[r.source], r.type, local[r.target])
-            agg = rels.setdefault(key, {"chunks": set(), "evidence": set(), "dates": [], "modalities": set()})
-            agg["chunks"].add(cid)
-            agg["evidence"].add((date, r.evidence))
-            agg["dates"].append(date)
-            agg["modalities"].add(r.modality)
-        for i, c in enumerate(ext.claims):
-            claims.append({"chunk": cid, "entity": local[c.entity], "props": {
-                "id": hashlib.sha1(f"{cid}\x00{i}\x00{c.attribute}\x00{c.value}".encode()).hexdigest()[:24],
-                "attribute": c.attribute, "value": c.value, "quote": c.quote, "modality": c.modality,
-                "valid_from": c.valid_from, "valid_to": c.valid_to, "note_date": chunk.get("date"),
-                "note_path": chunk.get("path")}})
-    return KnowledgeRows(_entity_rows(ents), _mention_rows(ents), _rel_rows(rels),
-                         sorted(claims, key=lambda c: c["props"]["id"]))
+        local = _register(ext, cid, chunk.get("date") or "", res.key_of, ents)
+        _add_relationships(ext, cid, chunk.get("date") or "", local, rels)
+        claims.extend(_claims(ext, cid, chunk, local))
+    claims.sort(key=lambda c: c["props"]["id"])
+    edges = timelines(claims)
+    threshold = hub_threshold(len(chunks), overrides.hub_threshold)
+    entity_rows = _entity_rows(ents, threshold, res.merges)
+    return KnowledgeRows(entity_rows, _mention_rows(ents), _rel_rows(rels), claims, edges,
+                         _described_by(entity_rows, chunks, canonical), res.merges)
 
 
-def _register(ext: Extraction, cid: str, date: str, ents: dict[str, _Ent]) -> dict[str, str]:
+def _register(ext: Extraction, cid: str, date: str, key_of: dict[tuple[str, str], str],
+              ents: dict[str, _Ent]) -> dict[str, str]:
     """Entity keys for this chunk's names and aliases."""
     local: dict[str, str] = {}
     for e in ext.entities:
-        key = entity_key(e.name, e.type)
+        key = key_of[(cid, e.name)]
         agg = ents.setdefault(key, _Ent())
         agg.names[e.name] += 1
         agg.types[e.type] += 1
@@ -91,23 +85,57 @@ def _register(ext: Extraction, cid: str, date: str, ents: dict[str, _Ent]) -> di
         agg.chunks.add(cid)
         agg.dates.append(date)
         local[e.name] = key
+    for e in ext.entities:
         for alias in e.aliases:
-            local.setdefault(alias, key)
+            local.setdefault(alias, local[e.name])
     return local
+
+
+def _add_relationships(ext: Extraction, cid: str, date: str, local: dict[str, str],
+                       rels: dict[tuple[str, str, str], dict[str, Any]]) -> None:
+    for r in ext.relationships:
+        src, tgt = local.get(r.source), local.get(r.target)
+        if not src or not tgt or src == tgt:
+            continue
+        agg = rels.setdefault((src, r.type, tgt), {"chunks": set(), "evidence": set(), "dates": [],
+                                                   "modalities": set()})
+        agg["chunks"].add(cid)
+        agg["evidence"].add((date, r.evidence))
+        agg["dates"].append(date)
+        agg["modalities"].add(r.modality)
+
+
+def _claims(ext: Extraction, cid: str, chunk: dict[str, Any], local: dict[str, str]) -> list[dict[str, Any]]:
+    out = []
+    for i, c in enumerate(ext.claims):
+        if c.entity not in local:
+            continue
+        out.append({"chunk": cid, "entity": local[c.entity], "props": {
+            "id": hashlib.sha1(f"{cid}\x00{i}\x00{c.attribute}\x00{c.value}".encode()).hexdigest()[:24],
+            "attribute": c.attribute, "value": c.value, "quote": c.quote, "modality": c.modality,
+            "valid_from": c.valid_from, "valid_to": c.valid_to, "note_date": chunk.get("date"),
+            "note_path": chunk.get("path")}})
+    return out
 
 
 def _top(counter: Counter[str]) -> str:
     return sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
 
 
-def _entity_rows(ents: dict[str, _Ent]) -> list[dict[str, Any]]:
+def _entity_rows(ents: dict[str, _Ent], threshold: int, merges: list[dict[str, str]]) -> list[dict[str, Any]]:
+    log: dict[str, list[dict[str, str]]] = {}
+    for m in merges:
+        log.setdefault(m["into"], []).append(m)
     rows = []
     for key in sorted(ents):
         e = ents[key]
         dates = sorted(d for d in e.dates if d)
-        rows.append({"key": key, "name": _top(e.names), "type": _top(e.types), "aliases": sorted(e.aliases),
-                     "mentions": len(e.chunks), "first_seen": dates[0] if dates else None,
-                     "last_seen": dates[-1] if dates else None})
+        name = _top(e.names)
+        aliases = sorted((set(e.names) | e.aliases) - {name})
+        rows.append({"key": key, "name": name, "type": _top(e.types), "aliases": aliases,
+                     "mentions": len(e.chunks), "hub": len(e.chunks) > threshold,
+                     "first_seen": dates[0] if dates else None, "last_seen": dates[-1] if dates else None,
+                     "merge_log": json.dumps(log.get(key, []), sort_keys=True)})
     return rows
 
 
@@ -125,4 +153,21 @@ def _rel_rows(rels: dict[tuple[str, str, str], dict[str, Any]]) -> dict[str, lis
             "count": len(agg["chunks"]), "evidence": evidence, "chunk_ids": sorted(agg["chunks"]),
             "first_seen": dates[0] if dates else None, "last_seen": dates[-1] if dates else None,
             "modalities": sorted(agg["modalities"])}})
+    return out
+
+
+def _described_by(entities: list[dict[str, Any]], chunks: dict[str, dict[str, Any]],
+                  canonical: tuple[str, ...]) -> list[dict[str, str]]:
+    """Entities named by a note in a canonical folder (wiki/entities, wiki/concepts) link to it."""
+    titles: dict[str, str] = {}
+    for c in chunks.values():
+        if any(c["path"].startswith(f.rstrip("/") + "/") for f in canonical):
+            titles.setdefault(norm(posixpath.splitext(posixpath.basename(c["path"]))[0]), c["path"])
+    out = []
+    for e in entities:
+        for name in (e["name"], *e["aliases"]):
+            path = titles.get(norm(name))
+            if path:
+                out.append({"entity": e["key"], "path": path})
+                break
     return out

@@ -8,9 +8,10 @@ from typing import Any, Callable
 
 from extract.backends import Extractor, make_extractor
 from extract.cache import ExtractionCache
-from extract.graph import build_rows
+from extract.graph import CANONICAL_FOLDERS, build_rows
+from extract.resolve import Overrides
 from extract.run import KnowledgeRun, Outcome, Policy
-from kb.config import Config
+from kb.config import Config, load_overrides
 from kb.store import KnowledgeStore, Store
 
 DEFAULT_EXTRACTOR = "anthropic:claude-haiku-4-5"
@@ -47,13 +48,31 @@ def knowledge_step(store: Store, cfg: Config, policy: Policy, extractor: Extract
     outcome = KnowledgeRun(model_name(cfg), cache_for(cfg), extractor, policy).run(chunks)
     rebuilt = False
     if outcome.status != "dry-run":
-        rows = build_rows(outcome.results, {c["id"]: c for c in chunks})
-        sig = rows.signature()
-        if store.get_meta("knowledge").get("signature") != sig:
-            ks.replace(rows.entities, rows.mentions, rows.relationships, rows.claims)
-            store.set_meta("knowledge", {"signature": sig})
-            rebuilt = True
+        rebuilt = write_layer(store, cfg, outcome, chunks, force=False)
     return summary(outcome, ks.counts() if outcome.status != "dry-run" else {}, rebuilt)
+
+
+def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]], force: bool) -> bool:
+    """Resolve, build timelines and hubs, and write the layer if its inputs changed (or `force`)."""
+    overrides = Overrides.from_yaml(load_overrides(cfg))
+    canonical = tuple(cfg.extra.get("canonical_folders", CANONICAL_FOLDERS))
+    rows = build_rows(outcome.results, {c["id"]: c for c in chunks}, overrides, canonical)
+    sig = rows.signature()
+    if not force and store.get_meta("knowledge").get("signature") == sig:
+        return False
+    KnowledgeStore(store).replace(rows.entities, rows.mentions, rows.relationships, rows.claims,
+                                  rows.claim_edges, rows.described_by)
+    store.set_meta("knowledge", {"signature": sig})
+    return True
+
+
+def rebuild(store: Store, cfg: Config) -> dict[str, Any]:
+    """The entity layer again from the cache and cached decisions alone: local, free, deterministic."""
+    chunks = KnowledgeStore(store).chunks()
+    policy = Policy(ai_chat_folders=policy_for(cfg, False, False, None).ai_chat_folders)
+    outcome = KnowledgeRun(model_name(cfg), cache_for(cfg), None, policy).run(chunks)
+    write_layer(store, cfg, outcome, chunks, force=True)
+    return summary(outcome, KnowledgeStore(store).counts(), True)
 
 
 def summary(out: Outcome, counts: dict[str, int], rebuilt: bool) -> dict[str, Any]:

@@ -333,3 +333,47 @@ def knowledge_counts() -> str:
             "CALL () { MATCH (c:Claim) RETURN count(c) AS claims } "
             "CALL () { MATCH (:Entity)-[r]->(:Entity) RETURN count(r) AS relationships } "
             "RETURN entities, claims, relationships")
+
+
+def create_claim_edges(rel_type: str) -> str:
+    """SUPERSEDED_BY, CONFLICTS_WITH or FOLLOWED_BY between claims."""
+    if rel_type not in ("SUPERSEDED_BY", "CONFLICTS_WITH", "FOLLOWED_BY"):
+        raise ValueError(f"not a claim edge: {rel_type!r}")
+    return f"UNWIND $rows AS row MATCH (a:Claim {{id: row.a}}), (b:Claim {{id: row.b}}) CREATE (a)-[:{rel_type}]->(b)"
+
+
+def create_described_by() -> str:
+    return ("UNWIND $rows AS row MATCH (e:Entity {key: row.entity}), (n:Note {path: row.path}) "
+            "CREATE (e)-[:DESCRIBED_BY]->(n)")
+
+
+def label_hubs() -> str:
+    return "MATCH (e:Entity) WHERE e.hub SET e:HubEntity"
+
+
+def entity_candidates() -> str:
+    """Entities whose name or an alias matches, case-insensitively (the caller applies the capital rule)."""
+    return ("MATCH (e:Entity) WHERE toLower(e.name) = toLower($name) "
+            "OR any(a IN e.aliases WHERE toLower(a) = toLower($name)) "
+            "RETURN properties(e) AS e ORDER BY e.mentions DESC, e.key")
+
+
+def entity_claims() -> str:
+    return ("MATCH (cl:Claim)-[:ABOUT]->(:Entity {key: $key}) "
+            "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
+            "OPTIONAL MATCH (cl)-[:CONFLICTS_WITH]-(x:Claim) "
+            "OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
+            "WITH cl, collect(DISTINCT n {.id, .value, .note_date}) AS superseded_by, "
+            "collect(DISTINCT x {.id, .value, .note_date}) AS conflicts, collect(DISTINCT f {.id, .value, .note_date}) AS then "
+            "RETURN properties(cl) AS claim, superseded_by, conflicts, then "
+            "ORDER BY cl.attribute, cl.is_current DESC, cl.note_date DESC, cl.id")
+
+
+def entity_relationships() -> str:
+    return ("MATCH (e:Entity {key: $key})-[r]-(o:Entity) "
+            "RETURN type(r) AS type, startNode(r) = e AS outgoing, o.name AS other, o.key AS other_key, "
+            "properties(r) AS props ORDER BY r.count DESC, type, other")
+
+
+def entities_with_merges() -> str:
+    return "MATCH (e:Entity) WHERE e.merge_log <> '[]' RETURN properties(e) AS e ORDER BY e.key"

@@ -226,16 +226,33 @@ class KnowledgeStore:
 
     def replace(self, entities: list[dict[str, Any]], mentions: list[dict[str, Any]],
                 relationships: dict[str, list[dict[str, Any]]], claims: list[dict[str, Any]],
-                batch: int = 5000) -> None:
+                claim_edges: dict[str, list[dict[str, str]]] | None = None,
+                described_by: list[dict[str, str]] | None = None, batch: int = 5000) -> None:
         """Rebuild the layer: delete it, then write it again in batches (nodes first)."""
         for stmt in cypher.knowledge_schema():
             self.store.run_autocommit(stmt)
         self.store.run_autocommit(cypher.delete_knowledge())
+        edges = claim_edges or {}
         for query, rows in ((cypher.create_entities(), entities), (cypher.create_mentions(), mentions),
                             *((cypher.create_relationships(t), relationships[t]) for t in sorted(relationships)),
-                            (cypher.create_claims(), claims)):
+                            (cypher.create_claims(), claims),
+                            *((cypher.create_claim_edges(t), edges[t]) for t in sorted(edges)),
+                            (cypher.create_described_by(), described_by or [])):
             for start in range(0, len(rows), batch):
                 self.store.run(query, rows=rows[start:start + batch])
+        self.store.run_autocommit(cypher.label_hubs())
 
     def counts(self) -> dict[str, int]:
         return {k: int(v) for k, v in self.store.read(cypher.knowledge_counts())[0].items()}
+
+    def find_entities(self, name: str) -> list[dict[str, Any]]:
+        return [r["e"] for r in self.store.read(cypher.entity_candidates(), name=name)]
+
+    def all_entities_with_merges(self) -> list[dict[str, Any]]:
+        return [r["e"] for r in self.store.read(cypher.entities_with_merges())]
+
+    def entity_claims(self, key: str) -> list[dict[str, Any]]:
+        return self.store.read(cypher.entity_claims(), key=key)
+
+    def entity_relationships(self, key: str) -> list[dict[str, Any]]:
+        return self.store.read(cypher.entity_relationships(), key=key)

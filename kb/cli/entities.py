@@ -1,0 +1,107 @@
+"""`kb rebuild-entities`, `kb entities show NAME`, `kb entities merges`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from extract.lookup import pick
+from extract.step import rebuild
+from kb.cli.common import config, emit_json, json_option, store
+from kb.errors import ConfigError
+from kb.store import KnowledgeStore
+
+
+@click.command("rebuild-entities")
+@json_option
+def rebuild_entities(as_json: bool) -> None:
+    """Rebuild the entity layer from the extraction cache: local, free and deterministic."""
+    cfg = config()
+    with store(cfg) as st:
+        result = rebuild(st, cfg)
+    if as_json:
+        emit_json(result)
+    else:
+        c = result["counts"]
+        click.echo(f"Rebuilt from {result['cached']} cached extractions: {c['entities']} entities, "
+                   f"{c['relationships']} relationships, {c['claims']} claims.")
+
+
+@click.group("entities")
+def entities() -> None:
+    """Look at the entities of the knowledge layer."""
+
+
+def _one(ks: KnowledgeStore, name: str) -> dict[str, Any]:
+    found = pick(name, ks.find_entities(name))
+    if not found:
+        raise ConfigError(f"no entity named {name!r}: check the spelling, or run `kb refresh` first")
+    return found[0]
+
+
+@entities.command("show")
+@click.argument("name")
+@json_option
+def show(name: str, as_json: bool) -> None:
+    """An entity with aliases, merges, claim timeline (current first) and relationships with evidence."""
+    with store(config()) as st:
+        ks = KnowledgeStore(st)
+        e = _one(ks, name)
+        claims = ks.entity_claims(e["key"])
+        rels = ks.entity_relationships(e["key"])
+    data: dict[str, Any] = {"entity": {**e, "merge_log": json.loads(e.get("merge_log") or "[]")}, "claims": claims,
+            "relationships": rels}
+    if as_json:
+        emit_json(data)
+        return
+    hub = " (hub)" if e.get("hub") else ""
+    click.echo(f"{e['name']} [{e['type']}]{hub}: {e['mentions']} chunks, {e['first_seen']} to {e['last_seen']}")
+    if e.get("aliases"):
+        click.echo(f"  aliases: {', '.join(e['aliases'])}")
+    for m in data["entity"]["merge_log"]:
+        click.echo(f"  merged {m['from']} ({m['rule']}: {m['reason']})")
+    for row in claims:
+        click.echo("  " + _claim_line(row))
+    for r in rels:
+        arrow = f"-{r['type']}->" if r["outgoing"] else f"<-{r['type']}-"
+        p = r["props"]
+        click.echo(f"  {arrow} {r['other']} ({p['count']}x, {p['first_seen']}..{p['last_seen']}, "
+                   f"{'/'.join(p['modalities'])}): \"{p['evidence'][0]}\"")
+
+
+def _claim_line(row: dict[str, Any]) -> str:
+    c = row["claim"]
+    mark = "current" if c.get("is_current") else c["modality"]
+    line = f"{c['attribute']} = {c['value']} [{mark}] per {c['note_path']} ({c['note_date']})"
+    for n in row["superseded_by"]:
+        line += f"; superseded on {n['note_date']} by {n['value']}"
+    for x in row["conflicts"]:
+        line += f"; CONFLICTS with {x['value']} (same date {x['note_date']})"
+    for t in row["then"]:
+        line += f"; planned, then {t['value']} ({t['note_date']})"
+    return line
+
+
+@entities.command("merges")
+@click.option("--entity", "name", help="Only the merges into this entity.")
+@json_option
+def merges(name: str | None, as_json: bool) -> None:
+    """The merge log: every merge with its rule and reason (veto one in overrides.yaml merges_vetoed)."""
+    with store(config()) as st:
+        ks = KnowledgeStore(st)
+        ents = [_one(ks, name)] if name else ks.all_entities_with_merges()
+    rows = [{"into": e["name"], **m} for e in ents for m in json.loads(e.get("merge_log") or "[]")]
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        click.echo("No merges.")
+    for r in rows:
+        click.echo(f"{r['from']} -> {r['into']} [{r['rule']}] {r['reason']}")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(rebuild_entities)
+    cli.add_command(entities)
