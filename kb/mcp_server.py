@@ -17,7 +17,6 @@ which has a single admin user and no roles, so there the checks in this module h
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 import threading
@@ -32,11 +31,11 @@ from pydantic import Field
 from kb import __version__
 from kb.config import Config
 from kb.embed import Embedder, make_embedder
-from kb.errors import EmbedderError, KbError, StoreError
+from kb.errors import ConfigError, EmbedderError, KbError, StoreError
 from kb.readonly import Refused, check_query_type, check_text, clean, collect_rows, dumps, limits_for, vault_file
 from kb.store import Connection, SearchIndex, Store, connection_for
 from kb.tokens import count_tokens, truncate_tokens
-from search.hybrid import Filters, hybrid_search
+from search.hybrid import Filters, hybrid_search, iso_date
 
 T = TypeVar("T")
 log = logging.getLogger("kb.mcp")
@@ -79,12 +78,10 @@ class ReadOnlyStore(Store):
 
 
 def _date(value: str | None, name: str) -> str | None:
-    if value is None:
-        return None
     try:
-        return dt.date.fromisoformat(value).isoformat()
-    except ValueError as exc:
-        raise ToolFailure(f"{name} {value!r} is not a date: use YYYY-MM-DD") from exc
+        return iso_date(value, name)
+    except ConfigError as exc:
+        raise ToolFailure(str(exc)) from exc
 
 
 def error_text(exc: Exception, timeout_s: float) -> str:

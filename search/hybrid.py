@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import time
 from dataclasses import dataclass, field
@@ -9,6 +10,7 @@ from typing import Any
 
 from kb.cypher import PRIVATE_WORD
 from kb.embed import Embedder
+from kb.errors import ConfigError
 from kb.refresh import folder_facet, tag_facet
 from kb.store import SearchIndex
 
@@ -37,6 +39,16 @@ class Filters:
         tag = self.tag.lower().lstrip("#") if self.tag else None
         folder = self.folder.strip("/") if self.folder is not None else None
         return {"folder": folder, "tag": tag, "since": self.since, "until": self.until}
+
+
+def iso_date(value: str | None, label: str) -> str | None:
+    """A YYYY-MM-DD filter value, checked; `label` names it in the error (e.g. "--since")."""
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value).isoformat()
+    except ValueError as exc:
+        raise ConfigError(f"{label} {value!r} is not a date: use YYYY-MM-DD") from exc
 
 
 def lucene_query(question: str, filters: Filters | None = None) -> str | None:

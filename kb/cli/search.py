@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 import click
 
 from kb.cli.common import config, embedder_option, emit_json, json_option, store
 from kb.embed import make_embedder
-from kb.errors import ConfigError, EmbedderError
+from kb.errors import EmbedderError
 from kb.store import SearchIndex
-from search.hybrid import Filters, hybrid_search
-
-
-def _date(value: str | None, name: str) -> str | None:
-    if value is None:
-        return None
-    try:
-        return dt.date.fromisoformat(value).isoformat()
-    except ValueError as exc:
-        raise ConfigError(f"--{name} {value!r} is not a date: use YYYY-MM-DD") from exc
+from search.hybrid import Filters, hybrid_search, iso_date
 
 
 @click.command("search")
@@ -37,7 +26,7 @@ def search_cmd(question: str, k: int, folder: str | None, tag: str | None, since
                until: str | None, include_private: bool, embedder: str | None, as_json: bool) -> None:
     """Hybrid search (keyword + dense, fused by rank) over the vault's chunks."""
     cfg = config(embedder=embedder)
-    filters = Filters(folder, tag, _date(since, "since"), _date(until, "until"), include_private)
+    filters = Filters(folder, tag, iso_date(since, "--since"), iso_date(until, "--until"), include_private)
     with store(cfg) as st:
         meta = st.get_meta("embedder")
         emb = make_embedder(cfg)
