@@ -50,12 +50,13 @@ def hub_threshold(chunk_count: int, override: int | None = None) -> int:
 
 
 def build_rows(results: dict[str, Extraction], chunks: dict[str, dict[str, Any]],
-               overrides: Overrides | None = None, canonical: tuple[str, ...] = CANONICAL_FOLDERS) -> KnowledgeRows:
+               overrides: Overrides | None = None, canonical: tuple[str, ...] = CANONICAL_FOLDERS,
+               judged: list[tuple[str, str, str]] | None = None) -> KnowledgeRows:
     """Aggregate per-chunk extractions into nodes and edges."""
     overrides = overrides or Overrides()
     mentions = [Mention(cid, chunks[cid]["path"], chunks[cid].get("date") or "", e.name, e.type, tuple(e.aliases))
                 for cid in sorted(results) for e in results[cid].entities]
-    res = resolve(mentions, overrides)
+    res = resolve(mentions, overrides, judged)
     ents: dict[str, _Ent] = {}
     rels: dict[tuple[str, str, str], dict[str, Any]] = {}
     claims: list[dict[str, Any]] = []
@@ -67,7 +68,7 @@ def build_rows(results: dict[str, Extraction], chunks: dict[str, dict[str, Any]]
     claims.sort(key=lambda c: c["props"]["id"])
     edges = timelines(claims)
     threshold = hub_threshold(len(chunks), overrides.hub_threshold)
-    entity_rows = _entity_rows(ents, threshold, res.merges)
+    entity_rows = _entity_rows(ents, threshold, res.merges, {c for c, v in chunks.items() if v.get("private")})
     return KnowledgeRows(entity_rows, _mention_rows(ents), _rel_rows(rels), claims, edges,
                          _described_by(entity_rows, chunks, canonical), res.merges)
 
@@ -122,7 +123,8 @@ def _top(counter: Counter[str]) -> str:
     return sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
 
 
-def _entity_rows(ents: dict[str, _Ent], threshold: int, merges: list[dict[str, str]]) -> list[dict[str, Any]]:
+def _entity_rows(ents: dict[str, _Ent], threshold: int, merges: list[dict[str, str]],
+                 private_chunks: set[str]) -> list[dict[str, Any]]:
     log: dict[str, list[dict[str, str]]] = {}
     for m in merges:
         log.setdefault(m["into"], []).append(m)
@@ -134,6 +136,7 @@ def _entity_rows(ents: dict[str, _Ent], threshold: int, merges: list[dict[str, s
         aliases = sorted((set(e.names) | e.aliases) - {name})
         rows.append({"key": key, "name": name, "type": _top(e.types), "aliases": aliases,
                      "mentions": len(e.chunks), "hub": len(e.chunks) > threshold,
+                     "private_only": e.chunks <= private_chunks,
                      "first_seen": dates[0] if dates else None, "last_seen": dates[-1] if dates else None,
                      "merge_log": json.dumps(log.get(key, []), sort_keys=True)})
     return rows

@@ -100,8 +100,10 @@ def _display(k: str) -> str:
     return k.split(":", 1)[1].split("@", 1)[0]
 
 
-def resolve(mentions: list[Mention], overrides: Overrides) -> Resolution:
-    """Rules, then unambiguous aliases (no chains), then bare first names within a note, then overrides."""
+def resolve(mentions: list[Mention], overrides: Overrides,
+            judged: list[tuple[str, str, str]] | None = None) -> Resolution:
+    """Rules, unambiguous aliases (no chains), bare first names within a note, judged near-duplicates
+    (child key, root key, reason), then the overrides."""
     mentions = sorted(mentions, key=lambda m: (m.chunk, m.name, m.type))
     base = {(m.chunk, m.name): _mention_key(m) for m in mentions}
     groups = _Groups(sorted(set(base.values()) | {k.split("@", 1)[0] for k in base.values()}))
@@ -121,6 +123,9 @@ def resolve(mentions: list[Mention], overrides: Overrides) -> Resolution:
     for k in sorted(set(base.values())):  # bare first names no note could place: one entity per name
         if "@" in k and groups.find(k) == k:
             groups.join(k, k.split("@", 1)[0])
+    for child, root, reason in sorted(judged or []):
+        if child in groups.parent and root in groups.parent:
+            merge(child, root, "llm", reason)
     for child, root in overrides.forced:
         ck, rk = _find_key(child, base), _find_key(root, base)
         if ck and rk:

@@ -47,6 +47,7 @@ class Outcome:
     message: str = ""
     results: dict[str, Extraction] = field(default_factory=dict)
     repairs: int = 0
+    dedupe: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

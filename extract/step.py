@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from extract.backends import Extractor, make_extractor
 from extract.cache import ExtractionCache
+from extract.dedupe import Judge, judged_merges
 from extract.graph import CANONICAL_FOLDERS, build_rows
 from extract.resolve import Overrides
 from extract.run import KnowledgeRun, Outcome, Policy
@@ -48,15 +49,23 @@ def knowledge_step(store: Store, cfg: Config, policy: Policy, extractor: Extract
     outcome = KnowledgeRun(model_name(cfg), cache_for(cfg), extractor, policy).run(chunks)
     rebuilt = False
     if outcome.status != "dry-run":
-        rebuilt = write_layer(store, cfg, outcome, chunks, force=False)
+        judge_with = extractor if outcome.status == "built" else None
+        rebuilt = write_layer(store, cfg, outcome, chunks, force=False, extractor=judge_with)
     return summary(outcome, ks.counts() if outcome.status != "dry-run" else {}, rebuilt)
 
 
-def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]], force: bool) -> bool:
-    """Resolve, build timelines and hubs, and write the layer if its inputs changed (or `force`)."""
+def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]], force: bool,
+                extractor: Extractor | None = None) -> bool:
+    """Resolve (rules, then judged near-duplicates), build timelines and hubs, and write the layer if its
+    inputs changed (or `force`). Without an extractor only cached judgements count."""
     overrides = Overrides.from_yaml(load_overrides(cfg))
     canonical = tuple(cfg.extra.get("canonical_folders", CANONICAL_FOLDERS))
-    rows = build_rows(outcome.results, {c["id"]: c for c in chunks}, overrides, canonical)
+    by_id = {c["id"]: c for c in chunks}
+    rows = build_rows(outcome.results, by_id, overrides, canonical)
+    judge = Judge(model_name(cfg), cache_for(cfg), extractor)
+    merges, outcome.dedupe = judged_merges(rows.entities, judge, extractor.remote if extractor else True)
+    if merges:
+        rows = build_rows(outcome.results, by_id, overrides, canonical, merges)
     sig = rows.signature()
     if not force and store.get_meta("knowledge").get("signature") == sig:
         return False
@@ -80,6 +89,6 @@ def summary(out: Outcome, counts: dict[str, int], rebuilt: bool) -> dict[str, An
     return {"status": out.status, "message": out.message, "model": out.model, "cached": out.cached,
             "extracted": out.extracted, "failed": out.failed, "skipped_private": out.skipped_private,
             "not_extracted": out.not_extracted, "triage": out.triage, "repairs": out.repairs,
-            "rebuilt": rebuilt, "counts": counts,
+            "rebuilt": rebuilt, "counts": counts, "dedupe": out.dedupe,
             "estimate": None if est is None else {"usd": round(est.total_usd, 4), "calls": est.calls,
                                                   "per_folder": est.per_folder, "lines": est.lines()}}

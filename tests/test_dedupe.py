@@ -1,0 +1,52 @@
+"""Near-duplicate entities judged in two cached passes through the stand-in API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from anthropic_standin import ChatStandIn
+from extract.backends import AnthropicExtractor
+from extract.cache import ExtractionCache
+from extract.dedupe import CONFIRM, Judge, candidates, judged_merges
+from knowledge_helpers import MODEL, system_text, user_text
+
+
+def ent(key: str, name: str, etype: str = "Organization", mentions: int = 1, private: bool = False) -> dict[str, Any]:
+    return {"key": key, "name": name, "type": etype, "aliases": [], "mentions": mentions, "private_only": private}
+
+
+ENTS = [ent("thing:mindreader ai", "MindReader AI", mentions=5), ent("thing:mindreader", "Mindreader", "Product"),
+        ent("thing:quillmate", "Quillmate", mentions=9), ent("thing:quillmate notes", "Quillmate Notes", "Product"),
+        ent("thing:the team", "The Team"), ent("thing:team", "Team"),
+        ent("person:dana okafor", "Dana Okafor", "Person"), ent("person:dana whitfield", "Dana Whitfield", "Person"),
+        ent("thing:harbor dental", "Harbor Dental"), ent("thing:harbour dental", "Harbour Dental", private=True)]
+
+
+def test_candidates_by_containment_and_similarity() -> None:
+    pairs = {(c.a, c.b): c.why for c in candidates(ENTS)}
+    assert pairs[("thing:mindreader", "thing:mindreader ai")] == "name containment"
+    assert ("thing:quillmate", "thing:quillmate notes") in pairs
+    assert pairs[("thing:harbor dental", "thing:harbour dental")].startswith("similar names")
+    assert ("thing:team", "thing:the team") not in pairs  # generic words only
+    assert not any(a.startswith("person:") and b.startswith("person:") for a, b in pairs)
+
+
+def judge_responder(body: dict[str, Any]) -> dict[str, Any]:
+    strict = system_text(body) == CONFIRM
+    rejected = strict and "Quillmate Notes" in user_text(body)  # a company is not its product
+    return {"same": not rejected, "reason": "company vs product" if rejected else "same name, other spelling"}
+
+
+def test_two_passes_then_only_cached_decisions(tmp_path: Path) -> None:
+    with ChatStandIn(judge_responder) as standin:
+        ext = AnthropicExtractor(MODEL, "test-key", standin.base_url, backoff=0.01)
+        merges, log = judged_merges(ENTS, Judge(MODEL, ExtractionCache(tmp_path), ext))
+        sent = standin.sent_text()
+        n = len(standin.requests)
+    assert [(c, r) for c, r, _ in merges] == [("thing:mindreader", "thing:mindreader ai")]
+    assert {(d["a"], d["same"]) for d in log} == {("thing:mindreader", True), ("thing:quillmate", False)}
+    assert "Harbour Dental" not in sent  # known only from private notes: never sent to a remote judge
+    assert n == 4  # accept + confirm for each of the two candidate pairs
+    again, _ = judged_merges(ENTS, Judge(MODEL, ExtractionCache(tmp_path), None))
+    assert again == merges
