@@ -45,8 +45,8 @@ class KnowledgeRows:
 
 
 def hub_threshold(chunk_count: int, override: int | None = None) -> int:
-    """300 chunks by default, scaled down for small vaults (a tenth of the chunks, at least 5)."""
-    return int(override) if override else min(300, max(5, math.ceil(chunk_count / 10)))
+    """300 chunks by default; in a vault of under 500 chunks, 60% of them (at least 5)."""
+    return int(override) if override else min(300, max(5, math.ceil(chunk_count * 0.6)))
 
 
 def build_rows(results: dict[str, Extraction], chunks: dict[str, dict[str, Any]],
@@ -115,7 +115,7 @@ def _claims(ext: Extraction, cid: str, chunk: dict[str, Any], local: dict[str, s
             "id": hashlib.sha1(f"{cid}\x00{i}\x00{c.attribute}\x00{c.value}".encode()).hexdigest()[:24],
             "attribute": c.attribute, "value": c.value, "quote": c.quote, "modality": c.modality,
             "valid_from": c.valid_from, "valid_to": c.valid_to, "note_date": chunk.get("date"),
-            "note_path": chunk.get("path")}})
+            "note_updated": chunk.get("updated"), "note_path": chunk.get("path")}})
     return out
 
 
@@ -132,7 +132,8 @@ def _entity_rows(ents: dict[str, _Ent], threshold: int, merges: list[dict[str, s
     for key in sorted(ents):
         e = ents[key]
         dates = sorted(d for d in e.dates if d)
-        name = _top(e.names)
+        exact = Counter({n: c for n, c in e.names.items() if norm(n) == key.split(":", 1)[1]})
+        name = _top(exact or e.names)  # the name the entity's key came from, if it was used
         aliases = sorted((set(e.names) | e.aliases) - {name})
         rows.append({"key": key, "name": name, "type": _top(e.types), "aliases": aliases,
                      "mentions": len(e.chunks), "hub": len(e.chunks) > threshold,

@@ -110,6 +110,8 @@ def resolve(mentions: list[Mention], overrides: Overrides,
     merges: list[dict[str, str]] = []
 
     def merge(child: str, root: str, rule: str, reason: str) -> None:
+        if child not in groups.parent or root not in groups.parent:
+            return  # an alias nobody uses as a name: nothing to merge, it stays an alias
         if groups.find(child) == groups.find(root):
             return
         if frozenset((_display(child), _display(root))) in overrides.vetoed:
@@ -124,8 +126,7 @@ def resolve(mentions: list[Mention], overrides: Overrides,
         if "@" in k and groups.find(k) == k:
             groups.join(k, k.split("@", 1)[0])
     for child, root, reason in sorted(judged or []):
-        if child in groups.parent and root in groups.parent:
-            merge(child, root, "llm", reason)
+        merge(child, root, "llm", reason)
     for child, root in overrides.forced:
         ck, rk = _find_key(child, base), _find_key(root, base)
         if ck and rk:
@@ -164,8 +165,12 @@ def _alias_merges(mentions: list[Mention], base: dict[tuple[str, str], str], ove
             if akey != base[(m.chunk, m.name)]:
                 targets.setdefault(akey, set()).add(base[(m.chunk, m.name)])
     names_by_key: dict[str, set[str]] = {}
+    firsts: dict[str, set[str]] = {}  # first name -> full-name people who have it
     for m in mentions:
         names_by_key.setdefault(base[(m.chunk, m.name)], set()).add(namespace(m.type))
+        words = norm(m.name).split()
+        if m.type == "Person" and len(words) > 1:
+            firsts.setdefault(words[0], set()).add(base[(m.chunk, m.name)])
     sources = set(targets)
     for akey in sorted(targets):
         dests = targets[akey]
@@ -176,6 +181,8 @@ def _alias_merges(mentions: list[Mention], base: dict[tuple[str, str], str], ove
             continue  # the target is itself an alias of something: never chain
         if akey in names_by_key and names_by_key[akey] != {akey.split(":", 1)[0]}:
             continue
+        if akey.startswith("person:") and " " not in _display(akey) and len(firsts.get(_display(akey), ())) > 1:
+            continue  # a bare first name shared by two known people is never merged vault-wide
         merge(akey, dest, "alias", f"'{_display(akey)}' is given as an alias of '{_display(dest)}' only")
 
 

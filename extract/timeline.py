@@ -8,9 +8,14 @@ from typing import Any
 FACTUAL = ("fact", "reported")
 
 
-def _order(c: dict[str, Any]) -> tuple[str, str, str]:
+def _written(c: dict[str, Any]) -> str:
+    """When the statement was last written down: a running note's `updated` date, else its note date."""
     p = c["props"]
-    return (p.get("note_date") or "", p.get("valid_from") or "", p["id"])
+    return str(max(p.get("note_date") or "", p.get("note_updated") or ""))
+
+
+def _order(c: dict[str, Any]) -> tuple[str, str, str]:
+    return (_written(c), str(c["props"].get("valid_from") or ""), c["props"]["id"])
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -33,30 +38,44 @@ def timelines(claims: list[dict[str, Any]]) -> dict[str, list[dict[str, str]]]:
         facts = [c for c in items if c["props"]["modality"] in FACTUAL]
         _facts(facts, edges)
         for plan in (c for c in items if c["props"]["modality"] == "plan"):
-            later = [f for f in facts if (f["props"]["note_date"] or "") > (plan["props"]["note_date"] or "")]
-            if later:
+            later = sorted((f for f in facts if _eff(f) > (plan["props"]["note_date"] or "")),
+                           key=lambda f: (_eff(f), f["props"]["id"]))
+            if later:  # what actually happened next
                 edges["FOLLOWED_BY"].append({"a": plan["props"]["id"], "b": later[0]["props"]["id"]})
     for kind in edges:
         edges[kind].sort(key=lambda e: (e["a"], e["b"]))
     return edges
 
 
+def _eff(c: dict[str, Any]) -> str:
+    """When a value took effect: its valid_from if the note says, else the note's date."""
+    return str(c["props"].get("valid_from") or c["props"].get("note_date") or "")
+
+
+def _supersedes(b: dict[str, Any], a: dict[str, Any]) -> bool:
+    """b replaces a: written later (or the same day about a later time), different value, not about an
+    earlier period than a (a 2025 note recalling 2022 does not replace a 2024 value)."""
+    if _same(a, b) or _eff(b) < _eff(a):
+        return False
+    da, db = _written(a), _written(b)
+    return db > da or (db == da and _eff(b) > _eff(a))
+
+
 def _facts(facts: list[dict[str, Any]], edges: dict[str, list[dict[str, str]]]) -> None:
-    by_date = [list(g) for _, g in groupby(facts, key=lambda c: c["props"]["note_date"] or "")]
-    for same_day in by_date:
-        for i, a in enumerate(same_day):
-            for b in same_day[i + 1:]:
-                if not _same(a, b):
-                    edges["CONFLICTS_WITH"].append({"a": a["props"]["id"], "b": b["props"]["id"]})
-    for earlier, later in zip(by_date, by_date[1:]):
-        for old in earlier:
-            newer = next((n for n in later if not _same(old, n)), None)
-            if newer is not None:
-                edges["SUPERSEDED_BY"].append({"a": old["props"]["id"], "b": newer["props"]["id"]})
-    if by_date:  # the newest date's values are current unless a newer different value superseded them
-        for c in by_date[-1]:
-            c["props"]["is_current"] = True
-        for older in by_date[:-1]:
-            for c in older:
-                if all(_same(c, n) for n in by_date[-1]):
-                    c["props"]["is_current"] = False
+    facts = sorted(facts, key=lambda c: (_written(c), _eff(c), c["props"]["id"]))
+    for i, a in enumerate(facts):
+        for b in facts[i + 1:]:
+            same_time = (a["props"].get("note_date") == b["props"].get("note_date") and _eff(a) == _eff(b))
+            if same_time and not _same(a, b):
+                edges["CONFLICTS_WITH"].append({"a": a["props"]["id"], "b": b["props"]["id"]})
+    superseded = set()
+    for a in facts:
+        newer = next((b for b in facts if b is not a and _supersedes(b, a)), None)
+        if newer is not None:
+            edges["SUPERSEDED_BY"].append({"a": a["props"]["id"], "b": newer["props"]["id"]})
+            superseded.add(a["props"]["id"])
+    live = [c for c in facts if c["props"]["id"] not in superseded]
+    if live:
+        latest = max(_eff(c) for c in live)
+        for c in live:
+            c["props"]["is_current"] = _eff(c) == latest

@@ -299,7 +299,8 @@ def knowledge_schema() -> list[str]:
 def knowledge_chunks() -> str:
     """Every chunk with what extraction needs, as one row."""
     return ("MATCH (c:Chunk)-[:IN_NOTE]->(n:Note) WITH c, n ORDER BY c.id "
-            "RETURN collect([c.id, c.text, c.breadcrumb, n.path, n.date, n.folder, c.private, c.ord]) AS rows")
+            "RETURN collect([c.id, c.text, c.breadcrumb, n.path, c.date, n.folder, c.private, c.ord, n.updated]) "
+            "AS rows")
 
 
 def delete_knowledge() -> str:
@@ -363,10 +364,12 @@ def entity_claims() -> str:
             "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
             "OPTIONAL MATCH (cl)-[:CONFLICTS_WITH]-(x:Claim) "
             "OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
-            "WITH cl, collect(DISTINCT n {.id, .value, .note_date}) AS superseded_by, "
-            "collect(DISTINCT x {.id, .value, .note_date}) AS conflicts, collect(DISTINCT f {.id, .value, .note_date}) AS then "
+            "WITH cl, collect(DISTINCT n {.id, .value, .note_path, as_of: coalesce(n.valid_from, n.note_date)}) "
+            "AS superseded_by, collect(DISTINCT x {.id, .value, .note_path, as_of: coalesce(x.valid_from, x.note_date)}) "
+            "AS conflicts, collect(DISTINCT f {.id, .value, .note_path, as_of: coalesce(f.valid_from, f.note_date)}) "
+            "AS then "
             "RETURN properties(cl) AS claim, superseded_by, conflicts, then "
-            "ORDER BY cl.attribute, cl.is_current DESC, cl.note_date DESC, cl.id")
+            "ORDER BY cl.attribute, cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id")
 
 
 def entity_relationships() -> str:

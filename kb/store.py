@@ -221,7 +221,7 @@ class KnowledgeStore:
 
     def chunks(self) -> list[dict[str, Any]]:
         rows = self.store.read(cypher.knowledge_chunks())[0]["rows"]
-        keys = ("id", "text", "breadcrumb", "path", "date", "folder", "private", "ord")
+        keys = ("id", "text", "breadcrumb", "path", "date", "folder", "private", "ord", "updated")
         return [dict(zip(keys, r)) for r in rows]
 
     def replace(self, entities: list[dict[str, Any]], mentions: list[dict[str, Any]],

@@ -101,7 +101,8 @@ def test_timeline_supersedes_conflicts_and_keeps_plans_apart() -> None:
 
 
 def test_hubs_scale_with_the_vault() -> None:
-    assert hub_threshold(31000) == 300 and hub_threshold(34) == 5 and hub_threshold(34, 2) == 2
+    assert hub_threshold(31000) == 300 and hub_threshold(34) == 21 and hub_threshold(5) == 5
+    assert hub_threshold(34, 2) == 2
     chunks = {f"c{i}": {"path": f"n{i}.md", "date": "2024-01-01"} for i in range(12)}
     results = {cid: ext([("Lumen Books", "Product")] + ([("Rare", "Concept")] if cid == "c0" else []), [])
                for cid in chunks}

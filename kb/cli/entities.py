@@ -74,13 +74,14 @@ def show(name: str, as_json: bool) -> None:
 def _claim_line(row: dict[str, Any]) -> str:
     c = row["claim"]
     mark = "current" if c.get("is_current") else c["modality"]
-    line = f"{c['attribute']} = {c['value']} [{mark}] per {c['note_path']} ({c['note_date']})"
+    valid = f", valid from {c['valid_from']}" if c.get("valid_from") else ""
+    line = f"{c['attribute']} = {c['value']} [{mark}] per {c['note_path']} ({c['note_date']}{valid})"
     for n in row["superseded_by"]:
-        line += f"; superseded on {n['note_date']} by {n['value']}"
+        line += f"; superseded by {n['value']} as of {n['as_of']} ({n['note_path']})"
     for x in row["conflicts"]:
-        line += f"; CONFLICTS with {x['value']} (same date {x['note_date']})"
+        line += f"; CONFLICTS with {x['value']} in {x['note_path']} (same date)"
     for t in row["then"]:
-        line += f"; planned, then {t['value']} ({t['note_date']})"
+        line += f"; planned, then {t['value']} as of {t['as_of']}"
     return line
 
 
