@@ -63,7 +63,7 @@ def build_rows(results: dict[str, Extraction], chunks: dict[str, dict[str, Any]]
     for cid in sorted(results):
         ext, chunk = results[cid], chunks[cid]
         local = _register(ext, cid, chunk.get("date") or "", res.key_of, ents)
-        _add_relationships(ext, cid, chunk.get("date") or "", local, rels)
+        _add_relationships(ext, cid, chunk.get("date") or "", local, rels, bool(chunk.get("private")))
         claims.extend(_claims(ext, cid, chunk, local))
     claims.sort(key=lambda c: c["props"]["id"])
     edges = timelines(claims)
@@ -93,15 +93,17 @@ def _register(ext: Extraction, cid: str, date: str, key_of: dict[tuple[str, str]
 
 
 def _add_relationships(ext: Extraction, cid: str, date: str, local: dict[str, str],
-                       rels: dict[tuple[str, str, str], dict[str, Any]]) -> None:
+                       rels: dict[tuple[str, str, str], dict[str, Any]], private: bool) -> None:
     for r in ext.relationships:
         src, tgt = local.get(r.source), local.get(r.target)
         if not src or not tgt or src == tgt:
             continue
         agg = rels.setdefault((src, r.type, tgt), {"chunks": set(), "evidence": set(), "dates": [],
-                                                   "modalities": set()})
+                                                   "modalities": set(), "public": set()})
         agg["chunks"].add(cid)
         agg["evidence"].add((date, r.evidence))
+        if not private:
+            agg["public"].add((date, r.evidence, cid))
         agg["dates"].append(date)
         agg["modalities"].add(r.modality)
 
@@ -115,8 +117,32 @@ def _claims(ext: Extraction, cid: str, chunk: dict[str, Any], local: dict[str, s
             "id": hashlib.sha1(f"{cid}\x00{i}\x00{c.attribute}\x00{c.value}".encode()).hexdigest()[:24],
             "attribute": c.attribute, "value": c.value, "quote": c.quote, "modality": c.modality,
             "valid_from": c.valid_from, "valid_to": c.valid_to, "note_date": chunk.get("date"),
-            "note_updated": chunk.get("updated"), "note_path": chunk.get("path")}})
+            "note_updated": chunk.get("updated"), "note_path": chunk.get("path"),
+            "private": bool(chunk.get("private"))}})
     return out
+
+
+def claim_line(entity: str, attribute: str, value: str) -> str:
+    """The text a claim is scored by against a question (embedded once, when the graph is built)."""
+    return f"{entity} {attribute.replace('_', ' ')}: {value}"
+
+
+def link_line(source: str, rtype: str, target: str, evidence: str) -> str:
+    return f"{source} {rtype.lower().replace('_', ' ')} {target}: {evidence}"
+
+
+def attach_lines(rows: KnowledgeRows) -> None:
+    """Give each claim and relationship its scoring line and the line's hash."""
+    names = {e["key"]: e["name"] for e in rows.entities}
+    for c in rows.claims:
+        p = c["props"]
+        p["line"] = claim_line(names[c["entity"]], p["attribute"], p["value"])
+        p["line_hash"] = hashlib.sha1(p["line"].encode()).hexdigest()
+    for rtype, items in rows.relationships.items():
+        for r in items:
+            p = r["props"]
+            p["line"] = link_line(names[r["source"]], rtype, names[r["target"]], p["evidence"][0] if p["evidence"] else "")
+            p["line_hash"] = hashlib.sha1(p["line"].encode()).hexdigest()
 
 
 def _top(counter: Counter[str]) -> str:
@@ -136,6 +162,7 @@ def _entity_rows(ents: dict[str, _Ent], threshold: int, merges: list[dict[str, s
         name = _top(exact or e.names)  # the name the entity's key came from, if it was used
         aliases = sorted((set(e.names) | e.aliases) - {name})
         rows.append({"key": key, "name": name, "type": _top(e.types), "aliases": aliases,
+                     "names_text": " | ".join([name, *aliases]),
                      "mentions": len(e.chunks), "hub": len(e.chunks) > threshold,
                      "private_only": e.chunks <= private_chunks,
                      "first_seen": dates[0] if dates else None, "last_seen": dates[-1] if dates else None,
@@ -156,7 +183,10 @@ def _rel_rows(rels: dict[tuple[str, str, str], dict[str, Any]]) -> dict[str, lis
         out.setdefault(rtype, []).append({"source": src, "target": tgt, "props": {
             "count": len(agg["chunks"]), "evidence": evidence, "chunk_ids": sorted(agg["chunks"]),
             "first_seen": dates[0] if dates else None, "last_seen": dates[-1] if dates else None,
-            "modalities": sorted(agg["modalities"])}})
+            "modalities": sorted(agg["modalities"]),
+            # what may be shown to an agent: evidence from notes outside private folders
+            "public_evidence": [e for _, e, _ in sorted(agg["public"])][:MAX_EVIDENCE],
+            "public_chunk_ids": sorted({c for _, _, c in agg["public"]})}})
     return out
 
 

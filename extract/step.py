@@ -9,7 +9,8 @@ from typing import Any, Callable
 from extract.backends import Extractor, make_extractor
 from extract.cache import ExtractionCache
 from extract.dedupe import Judge, judged_merges
-from extract.graph import CANONICAL_FOLDERS, build_rows
+from extract.graph import CANONICAL_FOLDERS, KnowledgeRows, attach_lines, build_rows
+from kb.embed import Embedder
 from extract.resolve import Overrides
 from extract.run import KnowledgeRun, Outcome, Policy
 from kb.config import Config, load_overrides
@@ -22,13 +23,20 @@ def model_name(cfg: Config) -> str:
     return str(cfg.extra.get("extractor", DEFAULT_EXTRACTOR)).partition(":")[2] or "claude-haiku-4-5"
 
 
-def cache_for(cfg: Config) -> ExtractionCache:
+def cache_for(cfg: Config, vault: Path | None = None) -> ExtractionCache:
     """kb's own cache (written), then a cache shipped inside the vault, then configured folders (read only)."""
     read_only: list[Path] = []
-    if cfg.vault is not None:
-        read_only.append(cfg.vault / ".kb" / "extract-cache")
+    vault = vault or cfg.vault
+    if vault is not None:
+        read_only.append(vault / ".kb" / "extract-cache")
     read_only += [Path(str(p)).expanduser() for p in cfg.extra.get("extract_cache_dirs", [])]
     return ExtractionCache(cfg.home / "cache" / "extract", tuple(read_only))
+
+
+def graph_vault(store: Store) -> Path | None:
+    """The vault the graph was built from (recorded by refresh)."""
+    path = store.get_meta("vault").get("path")
+    return Path(path) if path else None
 
 
 def policy_for(cfg: Config, yes: bool, dry_run: bool, confirm: Callable[[str], bool] | None) -> Policy:
@@ -40,47 +48,65 @@ def policy_for(cfg: Config, yes: bool, dry_run: bool, confirm: Callable[[str], b
 
 
 def knowledge_step(store: Store, cfg: Config, policy: Policy, extractor: Extractor | None = None,
-                   env: dict[str, str] | None = None) -> dict[str, Any]:
+                   env: dict[str, str] | None = None, embedder: Embedder | None = None) -> dict[str, Any]:
     """Run extraction (cache first) and rebuild the knowledge layer if anything it is built from changed."""
     if extractor is None:
         extractor = make_extractor(cfg, dict(os.environ) if env is None else env)
     ks = KnowledgeStore(store)
     chunks = ks.chunks()
-    outcome = KnowledgeRun(model_name(cfg), cache_for(cfg), extractor, policy).run(chunks)
+    outcome = KnowledgeRun(model_name(cfg), cache_for(cfg, graph_vault(store)), extractor, policy).run(chunks)
     rebuilt = False
     if outcome.status != "dry-run":
         judge_with = extractor if outcome.status == "built" else None
-        rebuilt = write_layer(store, cfg, outcome, chunks, force=False, extractor=judge_with)
+        rebuilt = write_layer(store, cfg, outcome, chunks, force=False, extractor=judge_with, embedder=embedder)
     return summary(outcome, ks.counts() if outcome.status != "dry-run" else {}, rebuilt)
 
 
+def embed_lines(ks: KnowledgeStore, rows: KnowledgeRows, embedder: Embedder | None) -> None:
+    """Vectors for claim and link lines, made at build time (a query then costs a dot product per line);
+    lines already embedded are reused by text hash."""
+    if embedder is None:
+        return
+    known = ks.line_vectors()
+    props = [c["props"] for c in rows.claims] + [r["props"] for rs in rows.relationships.values() for r in rs]
+    todo = sorted({p["line_hash"]: p["line"] for p in props if p["line_hash"] not in known}.items())
+    for start in range(0, len(todo), 256):
+        batch = todo[start:start + 256]
+        for (h, _), vec in zip(batch, embedder.embed_documents([t for _, t in batch])):
+            known[h] = vec
+    for p in props:
+        p["line_vec"] = known.get(p["line_hash"])
+
+
 def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]], force: bool,
-                extractor: Extractor | None = None) -> bool:
+                extractor: Extractor | None = None, embedder: Embedder | None = None) -> bool:
     """Resolve (rules, then judged near-duplicates), build timelines and hubs, and write the layer if its
     inputs changed (or `force`). Without an extractor only cached judgements count."""
     overrides = Overrides.from_yaml(load_overrides(cfg))
     canonical = tuple(cfg.extra.get("canonical_folders", CANONICAL_FOLDERS))
     by_id = {c["id"]: c for c in chunks}
     rows = build_rows(outcome.results, by_id, overrides, canonical)
-    judge = Judge(model_name(cfg), cache_for(cfg), extractor)
+    judge = Judge(model_name(cfg), cache_for(cfg, graph_vault(store)), extractor)
     merges, outcome.dedupe = judged_merges(rows.entities, judge, extractor.remote if extractor else True)
     if merges:
         rows = build_rows(outcome.results, by_id, overrides, canonical, merges)
-    sig = rows.signature()
+    attach_lines(rows)
+    sig = rows.signature() + (f":{embedder.identity}" if embedder is not None else "")
     if not force and store.get_meta("knowledge").get("signature") == sig:
         return False
+    embed_lines(KnowledgeStore(store), rows, embedder)
     KnowledgeStore(store).replace(rows.entities, rows.mentions, rows.relationships, rows.claims,
                                   rows.claim_edges, rows.described_by)
     store.set_meta("knowledge", {"signature": sig})
     return True
 
 
-def rebuild(store: Store, cfg: Config) -> dict[str, Any]:
+def rebuild(store: Store, cfg: Config, embedder: Embedder | None = None) -> dict[str, Any]:
     """The entity layer again from the cache and cached decisions alone: local, free, deterministic."""
     chunks = KnowledgeStore(store).chunks()
     policy = Policy(ai_chat_folders=policy_for(cfg, False, False, None).ai_chat_folders)
-    outcome = KnowledgeRun(model_name(cfg), cache_for(cfg), None, policy).run(chunks)
-    write_layer(store, cfg, outcome, chunks, force=True)
+    outcome = KnowledgeRun(model_name(cfg), cache_for(cfg, graph_vault(store)), None, policy).run(chunks)
+    write_layer(store, cfg, outcome, chunks, force=True, embedder=embedder)
     return summary(outcome, KnowledgeStore(store).counts(), True)
 
 

@@ -293,7 +293,7 @@ def knowledge_schema() -> list[str]:
     return [f"CREATE CONSTRAINT {n} IF NOT EXISTS FOR (x:{l}) REQUIRE x.{p} IS UNIQUE"
             for n, l, p in KNOWLEDGE_CONSTRAINTS] + [
         "CREATE INDEX claim_attribute IF NOT EXISTS FOR (c:Claim) ON (c.attribute)",
-        "CREATE INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON (e.name)"]
+        "CREATE INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON (e.name)", entity_fulltext_index()]
 
 
 def knowledge_chunks() -> str:
@@ -380,3 +380,83 @@ def entity_relationships() -> str:
 
 def entities_with_merges() -> str:
     return "MATCH (e:Entity) WHERE e.merge_log <> '[]' RETURN properties(e) AS e ORDER BY e.key"
+
+
+# -- graph search ------------------------------------------------------------
+ENTITY_INDEX = "entity_names"
+
+
+def entity_fulltext_index() -> str:
+    return (f"CREATE FULLTEXT INDEX {ENTITY_INDEX} IF NOT EXISTS FOR (e:Entity) ON EACH [e.names_text] "
+            "OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}}")
+
+
+def entities_by_words() -> str:
+    return (f"CALL db.index.fulltext.queryNodes('{ENTITY_INDEX}', $query, {{limit: 200}}) YIELD node, score "
+            "RETURN node.key AS key, node.name AS name, node.aliases AS aliases, node.hub AS hub, "
+            "node.mentions AS mentions ORDER BY score DESC, key")
+
+
+def entities_in_chunks() -> str:
+    return ("UNWIND $ids AS cid MATCH (:Chunk {id: cid})-[:MENTIONS]->(e:Entity) "
+            "WITH e, count(*) AS n RETURN e.key AS key, e.name AS name, e.hub AS hub, n "
+            "ORDER BY n DESC, e.mentions DESC, key LIMIT $limit")
+
+
+def neighbours() -> str:
+    """One hop from each entry entity over typed relationships, strongest and newest first."""
+    return ("UNWIND $keys AS k MATCH (e:Entity {key: k})-[r]-(o:Entity) "
+            "WITH k, e, r, o ORDER BY r.count DESC, r.last_seen DESC, o.key "
+            "WITH k, collect({type: type(r), outgoing: startNode(r) = e, other: o.name, other_key: o.key, "
+            "hub: o:HubEntity, count: r.count, last_seen: r.last_seen, evidence: r.evidence, "
+            "chunk_ids: r.chunk_ids, modalities: r.modalities, line: r.line, vec: r.line_vec, "
+            "public_evidence: r.public_evidence, public_chunk_ids: r.public_chunk_ids}) AS rows "
+            "RETURN k AS entry, rows[..$limit] AS rows")
+
+
+def typed_two_hops() -> str:
+    """Two hops over the relationship types a question names, never through a hub."""
+    return ("UNWIND $keys AS k MATCH (e:Entity {key: k})-[r1]-(m:Entity)-[r2]-(o:Entity) "
+            "WHERE type(r1) IN $types AND type(r2) IN $types AND NOT m:HubEntity AND o <> e "
+            "WITH k, m, r2, o ORDER BY r2.count DESC, r2.last_seen DESC, o.key LIMIT $limit "
+            "RETURN k AS entry, {type: type(r2), outgoing: startNode(r2) = m, other: o.name, other_key: o.key, "
+            "via: m.name, hub: o:HubEntity, count: r2.count, last_seen: r2.last_seen, evidence: r2.evidence, "
+            "chunk_ids: r2.chunk_ids, modalities: r2.modalities, line: r2.line, vec: r2.line_vec, "
+            "public_evidence: r2.public_evidence, public_chunk_ids: r2.public_chunk_ids} AS row")
+
+
+def entity_claim_timelines() -> str:
+    return ("UNWIND $keys AS k MATCH (cl:Claim)-[:ABOUT]->(e:Entity {key: k}) "
+            "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
+            "OPTIONAL MATCH (cl)-[:CONFLICTS_WITH]-(x:Claim) "
+            "OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
+            "WITH k, e, cl, collect(DISTINCT n {.value, .note_path, .note_date, as_of: coalesce(n.valid_from, n.note_date)}) AS sup, "
+            "collect(DISTINCT x {.value, .note_path, .note_date}) AS conf, "
+            "collect(DISTINCT f {.value, .note_path, as_of: coalesce(f.valid_from, f.note_date)}) AS then "
+            "RETURN k AS entry, e.name AS entity, properties(cl) AS claim, sup, conf, then "
+            "ORDER BY k, cl.attribute, cl.id")
+
+
+def chunk_dates() -> str:
+    return "UNWIND $ids AS cid MATCH (c:Chunk {id: cid}) RETURN c.id AS id, c.note_path AS path, c.date AS date"
+
+
+def line_vectors() -> str:
+    """Line vectors already computed, by text hash: a rebuild embeds only new lines."""
+    return ("CALL () { MATCH (c:Claim) WHERE c.line_vec IS NOT NULL RETURN c.line_hash AS h, c.line_vec AS v "
+            "UNION MATCH (:Entity)-[r]->(:Entity) WHERE r.line_vec IS NOT NULL RETURN r.line_hash AS h, r.line_vec AS v } "
+            "RETURN h, v")
+
+
+def shortest_path() -> str:
+    """Up to 4 hops between two entities over typed relationships, never through a hub."""
+    return ("MATCH (a:Entity {key: $a}), (b:Entity {key: $b}) "
+            "MATCH p = shortestPath((a)-[*..4]-(b)) "
+            "WHERE all(n IN nodes(p) WHERE n:Entity) AND all(n IN nodes(p)[1..-1] WHERE NOT n:HubEntity) "
+            "RETURN [n IN nodes(p) | n.name] AS names, "
+            "[r IN relationships(p) | {type: type(r), from: startNode(r).name, to: endNode(r).name, "
+            "evidence: r.evidence[0], chunk_ids: r.chunk_ids, first_seen: r.first_seen}] AS rels")
+
+
+def entity_names() -> str:
+    return "UNWIND $keys AS k MATCH (e:Entity {key: k}) RETURN e.key AS key, e.name AS name"

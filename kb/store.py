@@ -248,6 +248,33 @@ class KnowledgeStore:
     def find_entities(self, name: str) -> list[dict[str, Any]]:
         return [r["e"] for r in self.store.read(cypher.entity_candidates(), name=name)]
 
+    def line_vectors(self) -> dict[str, list[float]]:
+        return {r["h"]: r["v"] for r in self.store.read(cypher.line_vectors())}
+
+    def entities_by_words(self, lucene: str) -> list[dict[str, Any]]:
+        return self.store.read(cypher.entities_by_words(), query=lucene)
+
+    def entities_in_chunks(self, ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+        return self.store.read(cypher.entities_in_chunks(), ids=list(ids), limit=limit)
+
+    def neighbours(self, keys: Sequence[str], limit: int) -> dict[str, list[dict[str, Any]]]:
+        return {r["entry"]: r["rows"] for r in self.store.read(cypher.neighbours(), keys=list(keys), limit=limit)}
+
+    def typed_two_hops(self, keys: Sequence[str], types: Sequence[str], limit: int) -> list[dict[str, Any]]:
+        return self.store.read(cypher.typed_two_hops(), keys=list(keys), types=list(types), limit=limit)
+
+    def claim_timelines(self, keys: Sequence[str]) -> list[dict[str, Any]]:
+        return self.store.read(cypher.entity_claim_timelines(), keys=list(keys))
+
+    def entity_names(self, keys: Sequence[str]) -> dict[str, str]:
+        return {r["key"]: r["name"] for r in self.store.read(cypher.entity_names(), keys=list(keys))}
+
+    def chunk_dates(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        return {r["id"]: r for r in self.store.read(cypher.chunk_dates(), ids=list(ids))}
+
+    def shortest_path(self, a: str, b: str) -> list[dict[str, Any]]:
+        return self.store.read(cypher.shortest_path(), a=a, b=b)
+
     def all_entities_with_merges(self) -> list[dict[str, Any]]:
         return [r["e"] for r in self.store.read(cypher.entities_with_merges())]
 

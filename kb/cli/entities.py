@@ -10,6 +10,7 @@ import click
 from extract.lookup import pick
 from extract.step import rebuild
 from kb.cli.common import config, emit_json, json_option, store
+from kb.embed import make_embedder
 from kb.errors import ConfigError
 from kb.store import KnowledgeStore
 
@@ -20,7 +21,9 @@ def rebuild_entities(as_json: bool) -> None:
     """Rebuild the entity layer from the extraction cache: local, free and deterministic."""
     cfg = config()
     with store(cfg) as st:
-        result = rebuild(st, cfg)
+        built_with = st.get_meta("embedder").get("identity")
+        emb = make_embedder(cfg)
+        result = rebuild(st, cfg, emb if built_with == emb.identity else None)
     if as_json:
         emit_json(result)
     else:

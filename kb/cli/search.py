@@ -7,8 +7,9 @@ import click
 from kb.cli.common import config, embedder_option, emit_json, json_option, store
 from kb.embed import make_embedder
 from kb.errors import EmbedderError
-from kb.store import SearchIndex
-from search.hybrid import Filters, hybrid_search, iso_date
+from search.graph import PRESETS
+from search.hybrid import Filters, iso_date
+from search.modes import MODES, run_search
 
 
 @click.command("search")
@@ -20,11 +21,15 @@ from search.hybrid import Filters, hybrid_search, iso_date
 @click.option("--until", help="Only chunks dated on or before YYYY-MM-DD.")
 @click.option("--include-private", is_flag=True,
               help="Also search notes in private folders (their text then reaches whoever reads the output).")
+@click.option("--mode", type=click.Choice(list(MODES)), default="hybrid", show_default=True,
+              help="hybrid; graph (hybrid plus dated claim and link lines); auto (a rule-based router picks).")
+@click.option("--preset", type=click.Choice(sorted(PRESETS)), default="default", help="Graph limits preset.")
 @embedder_option
 @json_option
 def search_cmd(question: str, k: int, folder: str | None, tag: str | None, since: str | None,
-               until: str | None, include_private: bool, embedder: str | None, as_json: bool) -> None:
-    """Hybrid search (keyword + dense, fused by rank) over the vault's chunks."""
+               until: str | None, include_private: bool, mode: str, preset: str, embedder: str | None,
+               as_json: bool) -> None:
+    """Search the vault: hybrid (keyword + dense, fused by rank), graph, or auto."""
     cfg = config(embedder=embedder)
     filters = Filters(folder, tag, iso_date(since, "--since"), iso_date(until, "--until"), include_private)
     with store(cfg) as st:
@@ -35,10 +40,14 @@ def search_cmd(question: str, k: int, folder: str | None, tag: str | None, since
         if meta.get("identity") != emb.identity:
             raise EmbedderError(f"the vector index was built with {meta.get('identity')} but the configured "
                                 f"embedder is {emb.identity}: run `kb refresh --reembed` or set --embedder")
-        result = hybrid_search(SearchIndex(st), emb, question, k=k, filters=filters)
+        result = run_search(st, emb, question, mode, k, filters, preset)
     if as_json:
         emit_json(result)
         return
+    if "router" in result:
+        click.echo(f"mode: {result['router']['mode']} ({result['router']['reason']})")
+    for line in result.get("graph", {}).get("lines", []):
+        click.echo(f"  * {line['text']}")
     if not result["results"]:
         click.echo("No matching notes.")
     for note in result["results"]:

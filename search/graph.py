@@ -1,0 +1,164 @@
+"""Graph search: hybrid first, then a bounded expansion from the entities the question names and the top
+notes mention; dated, modality-labelled claim and link lines are trimmed by similarity and packed beside the
+ranked chunks (never fused into their ranking). Every limit lives in GraphConfig."""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from kb.embed import Embedder
+from kb.store import KnowledgeStore, SearchIndex
+from kb.tokens import count_tokens
+from search.hybrid import Filters, hybrid_search
+from search.lines import Line, claim_lines, link_line
+
+PRONOUNS = frozenset("i me my we us our you he him his she her it its they them their this that who".split())
+# Words in a question that name relationship types: those links are fetched first and never trimmed.
+RELATION_WORDS: dict[str, tuple[str, ...]] = {
+    r"\bintroduc": ("INTRODUCED",), r"\bclients?\b|\bcustomers? of\b": ("CLIENT_OF",),
+    r"\bled to\b|\bconsequen|\bresult(ed)? in\b|\boutcome": ("LED_TO", "CAUSED"),
+    r"\bdecid|\bdecision": ("DECIDED", "LED_TO"), r"\binvest|\bled the (seed|round)": ("INVESTED_IN", "FUNDED"),
+    r"\bfund": ("FUNDED", "INVESTED_IN"), r"\bbuilt\b|\bbuild\b": ("BUILT",), r"\bhired?\b|\bhire\b": ("HIRED",),
+    r"\bfounded|\bfounder": ("FOUNDED",), r"\bworks? (at|for)\b|\bemploy": ("WORKS_AT",),
+    r"\blearn|\blesson": ("LEARNED_FROM",), r"\bcompet": ("COMPETES_WITH", "POSITIONED_AGAINST"),
+    r"\bpartner": ("PARTNER_OF",), r"\brenam|\bformerly|\bold name": ("RENAMED_TO",),
+    r"\breplac": ("REPLACED_BY",), r"\badvis": ("ADVISES",), r"\buses?\b|\busing\b": ("USES",),
+}
+
+
+@dataclass(frozen=True)
+class GraphConfig:
+    """Every number graph search uses; named presets let the eval sweep them."""
+
+    k: int = 20
+    seeds: int = 8
+    links_per_entity: int = 25
+    two_hops: bool = True
+    trim_margin: float = 0.15
+    trim: bool = True
+    budget: int = 8000
+    graph_share: float = 0.40
+    max_claims: int = 60
+
+
+PRESETS = {"default": GraphConfig(), "no-trim": GraphConfig(trim=False), "wide": GraphConfig(seeds=12, trim_margin=0.25),
+           "one-hop": GraphConfig(two_hops=False)}
+
+
+def implied_types(question: str) -> list[str]:
+    q = question.lower()
+    return sorted({t for pattern, types in RELATION_WORDS.items() if re.search(pattern, q) for t in types})
+
+
+def named_entities(ks: KnowledgeStore, question: str) -> list[dict[str, Any]]:
+    """Entities whose name or alias occurs in the question; one-word aliases must match with their capitals."""
+    words = [w for w in re.findall(r"\w+", question) if w.lower() not in PRONOUNS]
+    if not words:
+        return []
+    found = []
+    for e in ks.entities_by_words(" ".join(dict.fromkeys(w.lower() for w in words))):
+        for name in [e["name"], *(e.get("aliases") or [])]:
+            if _occurs(name, question):
+                found.append(e)
+                break
+    found.sort(key=lambda e: (-len(e["name"]), e["key"]))  # longest name first: "Lumen Books" before "Lumen"
+    return found[:12]
+
+
+def _occurs(name: str, question: str) -> bool:
+    if name.lower() in PRONOUNS or len(name) < 2:
+        return False
+    flags = 0 if len(name.split()) == 1 and name.isupper() else re.IGNORECASE
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", question, flags) is not None
+
+
+def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | None, question: str,
+                 cfg: GraphConfig = GraphConfig(), filters: Filters | None = None) -> dict[str, Any]:
+    """Hybrid results plus trimmed graph lines within one token budget; byte-for-byte deterministic."""
+    t0 = time.perf_counter()
+    base = hybrid_search(index, embedder, question, k=cfg.k, filters=filters)
+    t1 = time.perf_counter()
+    named = named_entities(ks, question)
+    chunk_ids = [c["id"] for r in base["results"][:5] for c in r["chunks"]]
+    seeds = [e for e in ks.entities_in_chunks(chunk_ids, cfg.seeds) if e["key"] not in {n["key"] for n in named}]
+    entry = [e["key"] for e in named] + [e["key"] for e in seeds]
+    types = implied_types(question)
+    lines = _lines(ks, entry, [e["key"] for e in named], types, cfg, include_private=bool(filters and filters.include_private))
+    qvec = embedder.embed_query(question) if embedder is not None and lines else None
+    kept, dropped = trim(lines, qvec, cfg)
+    t2 = time.perf_counter()
+    graph_text, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
+    base.update(mode="graph", graph={
+        "entry_entities": [{"name": e["name"], "key": e["key"], "named": e in named} for e in named + seeds],
+        "implied_relationships": types, "lines": [asdict(line) | {"vec": None} for line in used],
+        "dropped_by_trim": dropped, "tokens": count_tokens(graph_text), "config": asdict(cfg)})
+    base["timing"] = {**base["timing"], "hybrid_ms": round((t1 - t0) * 1e3, 2),
+                      "graph_ms": round((t2 - t1) * 1e3, 2)}
+    return base
+
+
+def _lines(ks: KnowledgeStore, entry: list[str], named: list[str], types: list[str], cfg: GraphConfig,
+           include_private: bool) -> list[Line]:
+    if not entry:
+        return []
+    out: list[Line] = []
+    neighbours = ks.neighbours(entry, cfg.links_per_entity)
+    hops = ks.typed_two_hops(named, types, cfg.links_per_entity) if types and cfg.two_hops and named else []
+    rows = [(key, row, row["type"] in types) for key in entry for row in neighbours.get(key, [])]
+    rows += [(h["entry"], h["row"], True) for h in hops]
+    if not include_private:  # only what notes outside private folders say
+        rows = [(k, {**r, "evidence": r["public_evidence"], "chunk_ids": r["public_chunk_ids"]}, p)
+                for k, r, p in rows if r.get("public_chunk_ids")]
+    cites = ks.chunk_dates(sorted({r["chunk_ids"][0] for _, r, _ in rows if r.get("chunk_ids")}))
+    names = ks.entity_names(entry)
+    seen_links: set[tuple[Any, ...]] = set()
+    for key, row, pinned in rows:
+        ident = (row["type"], frozenset((names.get(key, ""), row.get("via") or "", row["other"])),
+                 (row.get("evidence") or [""])[0])
+        if ident in seen_links:  # the same relationship seen from its other end
+            continue
+        seen_links.add(ident)
+        first = cites.get((row.get("chunk_ids") or [""])[0], {})
+        out.append(link_line({**row, "entry_name": names.get(key, "")}, pinned,
+                             (first.get("path", ""), first.get("date"))))
+    claims = [r for r in ks.claim_timelines(entry) if include_private or not r["claim"].get("private")]
+    out += claim_lines(claims, cfg.max_claims)
+    seen: dict[str, Line] = {}
+    for line in out:  # one line per text; a pinned copy wins
+        if line.text not in seen or (line.pinned and not seen[line.text].pinned):
+            seen[line.text] = line
+    return sorted(seen.values(), key=lambda ln: (not ln.pinned, ln.order, ln.text))
+
+
+def trim(lines: list[Line], qvec: list[float] | None, cfg: GraphConfig) -> tuple[list[Line], int]:
+    """Score each line against the question (a dot product with its stored vector); drop those more than
+    `trim_margin` below the best. Pinned lines (named relationships, current values) always stay."""
+    if qvec is None:
+        return lines, 0
+    scored = [replace(line, score=_dot(qvec, line.vec) if line.vec else 0.0) for line in lines]
+    if not cfg.trim:
+        return sorted(scored, key=lambda ln: (not ln.pinned, -ln.score, ln.order, ln.text)), 0
+    best = max((ln.score for ln in scored), default=0.0)
+    kept = [ln for ln in scored if ln.pinned or ln.score >= best - cfg.trim_margin]
+    kept.sort(key=lambda ln: (not ln.pinned, -round(ln.score, 6), ln.order, ln.text))
+    return kept, len(scored) - len(kept)
+
+
+def _dot(a: list[float], b: list[float]) -> float:
+    return math.fsum(x * y for x, y in zip(a, b))
+
+
+def _pack_lines(lines: list[Line], budget: int) -> tuple[str, list[Line]]:
+    used: list[Line] = []
+    total = 0
+    for line in lines:
+        n = count_tokens(line.text) + 1
+        if total + n > budget:
+            continue
+        used.append(line)
+        total += n
+    return "\n".join(ln.text for ln in used), used

@@ -1,0 +1,64 @@
+"""Graph lines as an answerer reads them: dated, cited and labelled with their modality."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+MODALITY_LABEL = {"fact": "", "reported": "reported", "plan": "PLAN (not a fact)", "opinion": "opinion",
+                  "hypothetical": "hypothetical", "ai_suggestion": "ChatGPT suggestion (not adopted as stated)"}
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of graph context with the note it cites."""
+
+    kind: str  # "claim" | "link"
+    text: str
+    path: str
+    date: str | None
+    pinned: bool = False
+    order: int = 0
+    score: float = 0.0
+    vec: list[float] | None = field(default=None, compare=False, repr=False)
+
+
+def _cite(path: str | None, date: str | None) -> str:
+    return f"[{path}, {date}]" if path else ""
+
+
+def link_line(row: dict[str, Any], pinned: bool = False, cite: tuple[str, str | None] = ("", None)) -> Line:
+    """"-introduced-> B (2x, last 2023-02-14): "evidence" [note, date]"."""
+    a, b = (row.get("via") or "", row["other"]) if row.get("via") else ("", row["other"])
+    verb = row["type"].lower().replace("_", " ")
+    arrow = f"-{verb}->" if row["outgoing"] else f"<-{verb}-"
+    mods = "/".join(m for m in row.get("modalities") or [] if m != "fact")
+    label = f"; {mods}" if mods else ""
+    evidence = (row.get("evidence") or [""])[0]
+    start = f"{a} " if a else ""
+    text = (f"{row.get('entry_name', '')} {start}{arrow} {b} ({row['count']}x, last {row.get('last_seen')}{label}): "
+            f"\"{evidence}\" {_cite(*cite)}").strip()
+    return Line("link", text, cite[0], cite[1], pinned, 1, vec=row.get("vec"))
+
+
+def claim_lines(rows: list[dict[str, Any]], limit: int) -> list[Line]:
+    """Claims of the entry entities, current values first, each with its timeline."""
+    out: list[Line] = []
+    for r in rows:
+        c = r["claim"]
+        label = MODALITY_LABEL.get(c["modality"], c["modality"])
+        valid = f", valid from {c['valid_from']}" if c.get("valid_from") else ""
+        status = "CURRENT" if c.get("is_current") else ("was" if r["sup"] else "")
+        head = " ".join(x for x in (status, label) if x)
+        text = f"{r['entity']} {c['attribute']} = {c['value']}{f' ({head})' if head else ''}"
+        text += f" {_cite(c['note_path'], c['note_date'])}{valid}"
+        for n in r["sup"][:1]:
+            text += f"; superseded by {n['value']} as of {n['as_of']} [{n['note_path']}]"
+        for x in r["conf"][:2]:
+            text += f"; CONFLICTS with {x['value']} [{x['note_path']}, same date]"
+        for t in r["then"][:1]:
+            text += f"; planned, then {t['value']} as of {t['as_of']}"
+        order = 0 if c.get("is_current") else (2 if c["modality"] in ("fact", "reported") else 3)
+        out.append(Line("claim", text, c["note_path"], c["note_date"], False, order, vec=c.get("line_vec")))
+    out.sort(key=lambda ln: (ln.order, ln.text))
+    return out[:limit]

@@ -1,0 +1,29 @@
+"""The rule-based router behind `--mode auto`: graph for change, chains, decisions, plan-vs-fact and paths;
+hybrid for everything else. No LLM call; the choice and its reason are returned with the result."""
+
+from __future__ import annotations
+
+import re
+
+GRAPH_RULES: tuple[tuple[str, str], ...] = (
+    (r"\bhow (has|have|did|do(es)?)\b.*\b(change|chang(ed|ing)|evolv|grow|grew|drop|move)", "how something changed"),
+    (r"\b(over time|history of|timeline|since when|anymore|still|latest|currently|now)\b", "time and current value"),
+    (r"\b(before|after) (the|we|it)\b|\bin (19|20)\d\d\b.*\b(later|now|today)\b", "before and after"),
+    (r"\bwho (introduced|referred|connected)\b|\bintroduc", "introductions (a chain of people)"),
+    (r"\b(led to|lead to|consequence|result(ed)? in|because of|what happened after)\b", "consequences"),
+    (r"\bwhy did (we|i|they)\b|\bdecision\b|\bdecid", "decisions and their reasons"),
+    (r"\b(plan(ned)?|planning|intended|supposed to|was going to|target(ed)?)\b.*\b(happen|actually|did|really)\b",
+     "plan versus what happened"),
+    (r"\b(actually|really) (happen|launch|open|hire|sign)", "plan versus what happened"),
+    (r"\b(connection|connected|path|link) (between|from)\b", "a path between two things"),
+    (r"\bwhich clients\b|\bwho (funded|invested|built|hired)\b", "a relationship the question names"),
+)
+
+
+def route(question: str) -> tuple[str, str]:
+    """("graph" | "hybrid", reason)."""
+    q = question.lower()
+    for pattern, reason in GRAPH_RULES:
+        if re.search(pattern, q):
+            return "graph", reason
+    return "hybrid", "a single fact, roll-up, theme or paraphrase: hybrid search answers it"
