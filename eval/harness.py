@@ -11,7 +11,8 @@ from eval.metrics import (ContextBlock, all_gold_at, context_text, count_tokens,
                           mrr, ndcg_at, note_recall_in, pack_budget, precision_in, recall_at)
 from eval.questions import Question
 from kb.embed import Embedder
-from kb.store import SearchIndex
+from kb.store import SearchIndex, Store
+from search.modes import run_search
 from search.hybrid import Filters, flat_chunks, hybrid_search
 
 LOCAL = Filters(include_private=True)  # the eval runs locally: private notes count like any other
@@ -63,6 +64,23 @@ def hybrid_mode(index: SearchIndex, embedder: Embedder | None) -> Mode:
         top = res["results"][0]["score"] if res["results"] else None
         return ModeOutput([r["path"] for r in res["results"]], pack_budget(blocks, budget), top, latency,
                           res["timing"]["search_ms"])
+    return run
+
+
+def graph_mode(store: Store, embedder: Embedder | None, preset: str = "default", mode: str = "graph") -> Mode:
+    """Hybrid's ranked notes unchanged; graph lines first (within their share), then the chunks."""
+    def run(question: str, budget: int) -> ModeOutput:
+        t0 = time.perf_counter()
+        res = run_search(store, embedder, question, mode=mode, k=DEPTH_NOTES, filters=LOCAL, preset=preset)
+        latency = (time.perf_counter() - t0) * 1e3
+        lines = [ContextBlock(ln["path"], ln["text"]) for ln in res.get("graph", {}).get("lines", [])]
+        chunks = [ContextBlock(r["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}")
+                  for r in res["results"] for c in r["chunks"]]
+        top = res["results"][0]["score"] if res["results"] else None
+        timing = res["timing"]
+        search_ms = timing.get("search_ms", 0.0) + timing.get("graph_ms", 0.0)
+        return ModeOutput([r["path"] for r in res["results"]], pack_budget(lines + chunks, budget), top, latency,
+                          search_ms)
     return run
 
 

@@ -409,7 +409,9 @@ def neighbours() -> str:
             "WITH k, e, r, o ORDER BY r.count DESC, r.last_seen DESC, o.key "
             "WITH k, collect({type: type(r), outgoing: startNode(r) = e, other: o.name, other_key: o.key, "
             "hub: o:HubEntity, count: r.count, last_seen: r.last_seen, evidence: r.evidence, "
-            "chunk_ids: r.chunk_ids, modalities: r.modalities, line: r.line, vec: r.line_vec, "
+            "chunk_ids: r.chunk_ids, modalities: r.modalities, line: r.line, "
+            "score: CASE WHEN $qvec IS NULL OR r.line_vec IS NULL THEN null "
+            "ELSE vector.similarity.cosine(r.line_vec, $qvec) END, "
             "public_evidence: r.public_evidence, public_chunk_ids: r.public_chunk_ids}) AS rows "
             "RETURN k AS entry, rows[..$limit] AS rows")
 
@@ -421,19 +423,25 @@ def typed_two_hops() -> str:
             "WITH k, m, r2, o ORDER BY r2.count DESC, r2.last_seen DESC, o.key LIMIT $limit "
             "RETURN k AS entry, {type: type(r2), outgoing: startNode(r2) = m, other: o.name, other_key: o.key, "
             "via: m.name, hub: o:HubEntity, count: r2.count, last_seen: r2.last_seen, evidence: r2.evidence, "
-            "chunk_ids: r2.chunk_ids, modalities: r2.modalities, line: r2.line, vec: r2.line_vec, "
+            "chunk_ids: r2.chunk_ids, modalities: r2.modalities, line: r2.line, "
+            "score: CASE WHEN $qvec IS NULL OR r2.line_vec IS NULL THEN null "
+            "ELSE vector.similarity.cosine(r2.line_vec, $qvec) END, "
             "public_evidence: r2.public_evidence, public_chunk_ids: r2.public_chunk_ids} AS row")
 
 
 def entity_claim_timelines() -> str:
     return ("UNWIND $keys AS k MATCH (cl:Claim)-[:ABOUT]->(e:Entity {key: k}) "
+            "WITH k, e, cl ORDER BY cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id "
+            "WITH k, e, collect(cl)[..$per_entity] AS cls UNWIND cls AS cl "
             "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
             "OPTIONAL MATCH (cl)-[:CONFLICTS_WITH]-(x:Claim) "
             "OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
             "WITH k, e, cl, collect(DISTINCT n {.value, .note_path, .note_date, as_of: coalesce(n.valid_from, n.note_date)}) AS sup, "
             "collect(DISTINCT x {.value, .note_path, .note_date}) AS conf, "
             "collect(DISTINCT f {.value, .note_path, as_of: coalesce(f.valid_from, f.note_date)}) AS then "
-            "RETURN k AS entry, e.name AS entity, properties(cl) AS claim, sup, conf, then "
+            "RETURN k AS entry, e.name AS entity, cl {.*, line_vec: null} AS claim, sup, conf, then, "
+            "CASE WHEN $qvec IS NULL OR cl.line_vec IS NULL THEN null "
+            "ELSE vector.similarity.cosine(cl.line_vec, $qvec) END AS score "
             "ORDER BY k, cl.attribute, cl.id")
 
 

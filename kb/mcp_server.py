@@ -33,9 +33,10 @@ from kb.config import Config
 from kb.embed import Embedder, make_embedder
 from kb.errors import ConfigError, EmbedderError, KbError, StoreError
 from kb.readonly import Refused, check_query_type, check_text, clean, collect_rows, dumps, limits_for, vault_file
-from kb.store import Connection, SearchIndex, Store, connection_for
+from kb.store import Connection, Store, connection_for
 from kb.tokens import count_tokens, truncate_tokens
-from search.hybrid import Filters, hybrid_search, iso_date
+from search.hybrid import Filters, iso_date
+from search.modes import run_search
 
 T = TypeVar("T")
 log = logging.getLogger("kb.mcp")
@@ -203,13 +204,16 @@ class KbTools:
                                                   "YYYY-MM-DD.")] = None,
                until: Annotated[str | None, Field(pattern=DATE, description="Only chunks dated on or before "
                                                   "YYYY-MM-DD.")] = None,
-               mode: Annotated[Literal["hybrid"], Field(description="Search mode; only 'hybrid' for now.")]
-               = "hybrid") -> CallToolResult:
-        """Hybrid (keyword + vector) search of the vault: ranked notes with dated citations and chunk text."""
+               mode: Annotated[Literal["auto", "hybrid", "graph"], Field(
+                   description="auto (default: a rule-based router picks), hybrid (keyword + vector), or graph "
+                               "(hybrid plus dated, modality-labelled claim and relationship lines).")] = "auto",
+               ) -> CallToolResult:
+        """Search the vault: ranked notes with dated citations and chunk text; in graph mode also claim
+        timelines (current value first, superseded values and plans marked) and relationships with evidence."""
         return self._call(lambda: self._search(question, k, Filters(folder, tag, _date(since, "since"),
-                                                                     _date(until, "until"))))
+                                                                     _date(until, "until")), mode))
 
-    def _search(self, question: str, k: int, filters: Filters) -> dict[str, Any]:
+    def _search(self, question: str, k: int, filters: Filters, mode: str = "hybrid") -> dict[str, Any]:
         store = self.store()
         meta = store.get_meta("embedder")
         if not meta:
@@ -218,9 +222,13 @@ class KbTools:
         if meta.get("identity") != emb.identity:
             raise EmbedderError(f"the vector index was built with {meta.get('identity')} but the configured "
                                 f"embedder is {emb.identity}: set KB_EMBEDDER or run `kb refresh --reembed`")
-        result = hybrid_search(SearchIndex(store), emb, question, k=k, filters=filters)
-        payload = {"query": question, "mode": "hybrid", "filters": result["filters"],
-                   "results": [_search_note(n) for n in result["results"]]}
+        result = run_search(store, emb, question, mode, k, filters)
+        payload: dict[str, Any] = {"query": question, "mode": result["mode"], "filters": result["filters"]}
+        if "router" in result:
+            payload["router"] = result["router"]
+        if "graph" in result:
+            payload["graph_lines"] = [line["text"] for line in result["graph"]["lines"]]
+        payload["results"] = [_search_note(n) for n in result["results"]]
         _trim_search(payload, self.limits.max_tokens)
         return payload
 

@@ -257,14 +257,19 @@ class KnowledgeStore:
     def entities_in_chunks(self, ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
         return self.store.read(cypher.entities_in_chunks(), ids=list(ids), limit=limit)
 
-    def neighbours(self, keys: Sequence[str], limit: int) -> dict[str, list[dict[str, Any]]]:
-        return {r["entry"]: r["rows"] for r in self.store.read(cypher.neighbours(), keys=list(keys), limit=limit)}
+    def neighbours(self, keys: Sequence[str], limit: int,
+                   qvec: list[float] | None = None) -> dict[str, list[dict[str, Any]]]:
+        """Links of each entity, each scored against the question vector on the server."""
+        rows = self.store.read(cypher.neighbours(), keys=list(keys), limit=limit, qvec=qvec)
+        return {r["entry"]: r["rows"] for r in rows}
 
-    def typed_two_hops(self, keys: Sequence[str], types: Sequence[str], limit: int) -> list[dict[str, Any]]:
-        return self.store.read(cypher.typed_two_hops(), keys=list(keys), types=list(types), limit=limit)
+    def typed_two_hops(self, keys: Sequence[str], types: Sequence[str], limit: int,
+                       qvec: list[float] | None = None) -> list[dict[str, Any]]:
+        return self.store.read(cypher.typed_two_hops(), keys=list(keys), types=list(types), limit=limit, qvec=qvec)
 
-    def claim_timelines(self, keys: Sequence[str]) -> list[dict[str, Any]]:
-        return self.store.read(cypher.entity_claim_timelines(), keys=list(keys))
+    def claim_timelines(self, keys: Sequence[str], per_entity: int = 40,
+                        qvec: list[float] | None = None) -> list[dict[str, Any]]:
+        return self.store.read(cypher.entity_claim_timelines(), keys=list(keys), per_entity=per_entity, qvec=qvec)
 
     def entity_names(self, keys: Sequence[str]) -> dict[str, str]:
         return {r["key"]: r["name"] for r in self.store.read(cypher.entity_names(), keys=list(keys))}

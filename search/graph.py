@@ -4,7 +4,6 @@ ranked chunks (never fused into their ranking). Every limit lives in GraphConfig
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from dataclasses import asdict, dataclass, replace
@@ -43,6 +42,7 @@ class GraphConfig:
     budget: int = 8000
     graph_share: float = 0.40
     max_claims: int = 60
+    max_lines: int = 30  # unpinned lines kept after the trim
 
 
 PRESETS = {"default": GraphConfig(), "no-trim": GraphConfig(trim=False), "wide": GraphConfig(seeds=12, trim_margin=0.25),
@@ -80,21 +80,22 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
                  cfg: GraphConfig = GraphConfig(), filters: Filters | None = None) -> dict[str, Any]:
     """Hybrid results plus trimmed graph lines within one token budget; byte-for-byte deterministic."""
     t0 = time.perf_counter()
-    base = hybrid_search(index, embedder, question, k=cfg.k, filters=filters)
+    qvec = embedder.embed_query(question) if embedder is not None else None
+    base = hybrid_search(index, embedder, question, k=cfg.k, filters=filters, qvec=qvec)
     t1 = time.perf_counter()
     named = named_entities(ks, question)
     chunk_ids = [c["id"] for r in base["results"][:5] for c in r["chunks"]]
     seeds = [e for e in ks.entities_in_chunks(chunk_ids, cfg.seeds) if e["key"] not in {n["key"] for n in named}]
     entry = [e["key"] for e in named] + [e["key"] for e in seeds]
     types = implied_types(question)
-    lines = _lines(ks, entry, [e["key"] for e in named], types, cfg, include_private=bool(filters and filters.include_private))
-    qvec = embedder.embed_query(question) if embedder is not None and lines else None
-    kept, dropped = trim(lines, qvec, cfg)
+    lines = _lines(ks, entry, [e["key"] for e in named], types, cfg,
+                   bool(filters and filters.include_private), qvec)
+    kept, dropped = trim(lines, qvec is not None, cfg)
     t2 = time.perf_counter()
     graph_text, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
     base.update(mode="graph", graph={
         "entry_entities": [{"name": e["name"], "key": e["key"], "named": e in named} for e in named + seeds],
-        "implied_relationships": types, "lines": [asdict(line) | {"vec": None} for line in used],
+        "implied_relationships": types, "lines": [asdict(line) for line in used],
         "dropped_by_trim": dropped, "tokens": count_tokens(graph_text), "config": asdict(cfg)})
     base["timing"] = {**base["timing"], "hybrid_ms": round((t1 - t0) * 1e3, 2),
                       "graph_ms": round((t2 - t1) * 1e3, 2)}
@@ -102,12 +103,12 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
 
 
 def _lines(ks: KnowledgeStore, entry: list[str], named: list[str], types: list[str], cfg: GraphConfig,
-           include_private: bool) -> list[Line]:
+           include_private: bool, qvec: list[float] | None) -> list[Line]:
     if not entry:
         return []
     out: list[Line] = []
-    neighbours = ks.neighbours(entry, cfg.links_per_entity)
-    hops = ks.typed_two_hops(named, types, cfg.links_per_entity) if types and cfg.two_hops and named else []
+    neighbours = ks.neighbours(entry, cfg.links_per_entity, qvec)
+    hops = ks.typed_two_hops(named, types, cfg.links_per_entity, qvec) if types and cfg.two_hops and named else []
     rows = [(key, row, row["type"] in types) for key in entry for row in neighbours.get(key, [])]
     rows += [(h["entry"], h["row"], True) for h in hops]
     if not include_private:  # only what notes outside private folders say
@@ -125,7 +126,7 @@ def _lines(ks: KnowledgeStore, entry: list[str], named: list[str], types: list[s
         first = cites.get((row.get("chunk_ids") or [""])[0], {})
         out.append(link_line({**row, "entry_name": names.get(key, "")}, pinned,
                              (first.get("path", ""), first.get("date"))))
-    claims = [r for r in ks.claim_timelines(entry) if include_private or not r["claim"].get("private")]
+    claims = [r for r in ks.claim_timelines(entry, qvec=qvec) if include_private or not r["claim"].get("private")]
     out += claim_lines(claims, cfg.max_claims)
     seen: dict[str, Line] = {}
     for line in out:  # one line per text; a pinned copy wins
@@ -134,22 +135,21 @@ def _lines(ks: KnowledgeStore, entry: list[str], named: list[str], types: list[s
     return sorted(seen.values(), key=lambda ln: (not ln.pinned, ln.order, ln.text))
 
 
-def trim(lines: list[Line], qvec: list[float] | None, cfg: GraphConfig) -> tuple[list[Line], int]:
-    """Score each line against the question (a dot product with its stored vector); drop those more than
-    `trim_margin` below the best. Pinned lines (named relationships, current values) always stay."""
-    if qvec is None:
+def trim(lines: list[Line], scored_on_server: bool, cfg: GraphConfig) -> tuple[list[Line], int]:
+    """Each line's similarity to the question (its build-time vector against the question's, computed in the
+    query) decides: lines more than `trim_margin` below the best are dropped. Pinned lines (relationships
+    the question names) always stay."""
+    if not scored_on_server:
         return lines, 0
-    scored = [replace(line, score=_dot(qvec, line.vec) if line.vec else 0.0) for line in lines]
+    scored = [replace(line, score=line.sim if line.sim is not None else 0.0) for line in lines]
     if not cfg.trim:
         return sorted(scored, key=lambda ln: (not ln.pinned, -ln.score, ln.order, ln.text)), 0
     best = max((ln.score for ln in scored), default=0.0)
     kept = [ln for ln in scored if ln.pinned or ln.score >= best - cfg.trim_margin]
     kept.sort(key=lambda ln: (not ln.pinned, -round(ln.score, 6), ln.order, ln.text))
+    pinned = [ln for ln in kept if ln.pinned]
+    kept = pinned + [ln for ln in kept if not ln.pinned][:cfg.max_lines]
     return kept, len(scored) - len(kept)
-
-
-def _dot(a: list[float], b: list[float]) -> float:
-    return math.fsum(x * y for x, y in zip(a, b))
 
 
 def _pack_lines(lines: list[Line], budget: int) -> tuple[str, list[Line]]:

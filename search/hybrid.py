@@ -131,13 +131,13 @@ class Ranking:
 
 
 def rank_chunks(index: SearchIndex, embedder: Embedder | None, question: str, filters: Filters,
-                depth: int) -> Ranking:
+                depth: int, qvec: list[float] | None = None) -> Ranking:
     """Keyword and vector rankings of chunks, fused by reciprocal rank."""
     t0 = time.perf_counter()
     lucene = lucene_query(question, filters)
     keyword = index.keyword(lucene, depth) if lucene else []
     t1 = time.perf_counter()
-    vec = embedder.embed_query(question) if embedder is not None else None
+    vec = qvec if qvec is not None else (embedder.embed_query(question) if embedder is not None else None)
     t2 = time.perf_counter()
     vector = index.vector(vec, depth, filters.params(), filters.include_private) if vec is not None else []
     t3 = time.perf_counter()
@@ -149,10 +149,11 @@ def rank_chunks(index: SearchIndex, embedder: Embedder | None, question: str, fi
 
 
 def hybrid_search(index: SearchIndex, embedder: Embedder | None, question: str, k: int = 20,
-                  filters: Filters | None = None, depth: int | None = None, per_note: int = 3) -> dict[str, Any]:
+                  filters: Filters | None = None, depth: int | None = None, per_note: int = 3,
+                  qvec: list[float] | None = None) -> dict[str, Any]:
     """The `kb search --json` contract: ranked notes with their best chunks in full and the score parts."""
     filters = filters or Filters()
-    ranking = rank_chunks(index, embedder, question, filters, depth or max(100, k * 5))
+    ranking = rank_chunks(index, embedder, question, filters, depth or max(100, k * 5), qvec)
     t0 = time.perf_counter()
     notes = roll_up(ranking.chunks, k, per_note)
     details = index.chunks([c.id for n in notes for c in n.chunks])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 MODALITY_LABEL = {"fact": "", "reported": "reported", "plan": "PLAN (not a fact)", "opinion": "opinion",
@@ -20,7 +20,7 @@ class Line:
     pinned: bool = False
     order: int = 0
     score: float = 0.0
-    vec: list[float] | None = field(default=None, compare=False, repr=False)
+    sim: float | None = None  # cosine of the line's build-time vector with the question, from the server
 
 
 def _cite(path: str | None, date: str | None) -> str:
@@ -38,7 +38,7 @@ def link_line(row: dict[str, Any], pinned: bool = False, cite: tuple[str, str | 
     start = f"{a} " if a else ""
     text = (f"{row.get('entry_name', '')} {start}{arrow} {b} ({row['count']}x, last {row.get('last_seen')}{label}): "
             f"\"{evidence}\" {_cite(*cite)}").strip()
-    return Line("link", text, cite[0], cite[1], pinned, 1, vec=row.get("vec"))
+    return Line("link", text, cite[0], cite[1], pinned, 1, sim=row.get("score"))
 
 
 def claim_lines(rows: list[dict[str, Any]], limit: int) -> list[Line]:
@@ -51,7 +51,7 @@ def claim_lines(rows: list[dict[str, Any]], limit: int) -> list[Line]:
         status = "CURRENT" if c.get("is_current") else ("was" if r["sup"] else "")
         head = " ".join(x for x in (status, label) if x)
         text = f"{r['entity']} {c['attribute']} = {c['value']}{f' ({head})' if head else ''}"
-        text += f" {_cite(c['note_path'], c['note_date'])}{valid}"
+        text += f": \"{c['quote']}\" {_cite(c['note_path'], c['note_date'])}{valid}"
         for n in r["sup"][:1]:
             text += f"; superseded by {n['value']} as of {n['as_of']} [{n['note_path']}]"
         for x in r["conf"][:2]:
@@ -59,6 +59,6 @@ def claim_lines(rows: list[dict[str, Any]], limit: int) -> list[Line]:
         for t in r["then"][:1]:
             text += f"; planned, then {t['value']} as of {t['as_of']}"
         order = 0 if c.get("is_current") else (2 if c["modality"] in ("fact", "reported") else 3)
-        out.append(Line("claim", text, c["note_path"], c["note_date"], False, order, vec=c.get("line_vec")))
+        out.append(Line("claim", text, c["note_path"], c["note_date"], False, order, sim=r.get("score")))
     out.sort(key=lambda ln: (ln.order, ln.text))
     return out[:limit]

@@ -8,6 +8,8 @@ from typing import Any
 import click
 
 from extract.lookup import pick
+from extract.timeline import timelines
+from search.hybrid import iso_date
 from extract.step import rebuild
 from kb.cli.common import config, emit_json, json_option, store
 from kb.embed import make_embedder
@@ -106,6 +108,63 @@ def merges(name: str | None, as_json: bool) -> None:
         click.echo(f"{r['from']} -> {r['into']} [{r['rule']}] {r['reason']}")
 
 
+@click.command("path")
+@click.argument("a")
+@click.argument("b")
+@json_option
+def path_cmd(a: str, b: str, as_json: bool) -> None:
+    """The shortest path (up to 4 hops, never through a hub) between two entities, with evidence."""
+    with store(config()) as st:
+        ks = KnowledgeStore(st)
+        ea, eb = _one(ks, a), _one(ks, b)
+        rows = ks.shortest_path(ea["key"], eb["key"])
+        cites = ks.chunk_dates(sorted({r["chunk_ids"][0] for row in rows for r in row["rels"] if r["chunk_ids"]}))
+    if not rows:
+        raise ConfigError(f"no path of up to 4 hops between {ea['name']} and {eb['name']} that avoids hubs")
+    steps = [{**r, "source": cites.get((r["chunk_ids"] or [""])[0], {})} for r in rows[0]["rels"]]
+    if as_json:
+        emit_json({"names": rows[0]["names"], "steps": steps})
+        return
+    click.echo(" -> ".join(rows[0]["names"]))
+    for s in steps:
+        src = s["source"]
+        click.echo(f"  {s['from']} -{s['type']}-> {s['to']}: \"{s['evidence']}\" [{src.get('path')}, {src.get('date')}]")
+
+
+@click.command("timeline")
+@click.argument("entity")
+@click.argument("attribute", required=False)
+@click.option("--as-of", "as_of", help="What the notes said on this date (YYYY-MM-DD).")
+@json_option
+def timeline_cmd(entity: str, attribute: str | None, as_of: str | None, as_json: bool) -> None:
+    """An entity's claim timeline as of a date, current value first, superseded values marked."""
+    day = iso_date(as_of, "--as-of")
+    with store(config()) as st:
+        ks = KnowledgeStore(st)
+        e = _one(ks, entity)
+        rows = [r["claim"] for r in ks.entity_claims(e["key"])]
+    claims = [{"entity": e["key"], "props": dict(c)} for c in rows
+              if (attribute is None or c["attribute"] == attribute) and (day is None or _written(c) <= day)]
+    edges = timelines(claims)  # recomputed over what was written by then
+    by_id = {c["props"]["id"]: c["props"] for c in claims}
+    later = {x["a"]: by_id[x["b"]] for x in edges["SUPERSEDED_BY"]}
+    ordered = sorted(by_id.values(), key=lambda c: (c["attribute"], not c.get("is_current"),
+                                                   str(c.get("valid_from") or c["note_date"]), c["id"]), reverse=False)
+    ordered = sorted(ordered, key=lambda c: (c["attribute"], not c.get("is_current")))
+    if as_json:
+        emit_json({"entity": e["name"], "as_of": day, "claims": ordered, "edges": edges})
+        return
+    click.echo(f"{e['name']}{' ' + attribute if attribute else ''}{' as of ' + day if day else ''}:")
+    for c in ordered:
+        mark = "CURRENT" if c.get("is_current") else c["modality"]
+        tail = f"; superseded by {later[c['id']]['value']}" if c["id"] in later else ""
+        click.echo(f"  {c['attribute']} = {c['value']} [{mark}] {c['note_path']} ({c['note_date']}){tail}")
+
+
+def _written(c: dict[str, Any]) -> str:
+    return str(max(c.get("note_date") or "", c.get("note_updated") or ""))
+
+
 def register(cli: click.Group) -> None:
-    cli.add_command(rebuild_entities)
-    cli.add_command(entities)
+    for command in (rebuild_entities, entities, path_cmd, timeline_cmd):
+        cli.add_command(command)

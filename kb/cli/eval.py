@@ -5,10 +5,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
+from typing import Callable
 
 import click
 
-from eval.harness import Mode, flat_mode, hybrid_mode, rows_json, run_modes
+from eval.harness import Mode, flat_mode, graph_mode, hybrid_mode, rows_json, run_modes
 from eval.questions import QuestionSetError, check_questions, filter_split, load_questions
 from eval.report import charts, markdown
 from kb import __version__
@@ -20,7 +21,7 @@ from kb.progress import Bars
 from kb.refresh import refresh
 from kb.store import SearchIndex
 
-MODES = ("hybrid", "flat")
+MODES = ("hybrid", "flat", "graph", "auto", "graph-notrim")
 
 
 @click.group("eval")
@@ -84,8 +85,11 @@ def run(questions: str, vault: str, modes: str, split: str | None, out_dir: str 
             raise ConfigError(f"the graph holds {held or 'no vault'}, not {Path(vault).resolve()}: "
                               "add --refresh (or run `kb refresh --vault` first)")
         index = SearchIndex(st)
-        builders = {"hybrid": hybrid_mode, "flat": flat_mode}
-        table: dict[str, Mode] = {m: builders[m](index, emb) for m in names}
+        builders: dict[str, Callable[[], Mode]] = {
+            "hybrid": lambda: hybrid_mode(index, emb), "flat": lambda: flat_mode(index, emb),
+            "graph": lambda: graph_mode(st, emb), "auto": lambda: graph_mode(st, emb, mode="auto"),
+            "graph-notrim": lambda: graph_mode(st, emb, preset="no-trim")}
+        table: dict[str, Mode] = {m: builders[m]() for m in names}
         with Bars(quiet=as_json).step("questions", len(qs)) as advance:
             rows = run_modes(qs, table, advance=advance)
         counts = st.counts()
