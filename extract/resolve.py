@@ -141,9 +141,9 @@ def _bare_first_name(m: Mention) -> bool:
 
 
 def _mention_key(m: Mention) -> str:
-    """A bare first name is first known only within its note ("person:mira@Journal/x.md")."""
+    """A bare first name is first known only within its passage ("person:mira@<chunk id>")."""
     key = rule_key(m.name, m.type)
-    return f"{key}@{m.note}" if _bare_first_name(m) else key
+    return f"{key}@{m.chunk}" if _bare_first_name(m) else key
 
 
 def _find_key(name: str, base: dict[tuple[str, str], str]) -> str | None:
@@ -187,16 +187,17 @@ def _alias_merges(mentions: list[Mention], base: dict[tuple[str, str], str], ove
 
 
 def _first_name_merges(mentions: list[Mention], base: dict[tuple[str, str], str], merge: Any) -> None:
-    """A bare first name joins a full name only when exactly one person in the same note has it."""
-    people_by_note: dict[str, set[str]] = {}
+    """A bare first name joins a full name only when exactly one person in the same passage has it
+    (a long note can mention two people of that first name in different places)."""
+    people: dict[str, set[str]] = {}
     for m in mentions:
         if m.type == "Person" and len(norm(m.name).split()) > 1:
-            people_by_note.setdefault(m.note, set()).add(base[(m.chunk, m.name)])
+            people.setdefault(m.chunk, set()).add(base[(m.chunk, m.name)])
     for m in mentions:
         if not _bare_first_name(m):
             continue
         first = norm(m.name)
-        full = sorted(k for k in people_by_note.get(m.note, set()) if _display(k).split()[0] == first)
+        full = sorted(k for k in people.get(m.chunk, set()) if _display(k).split()[0] == first)
         if len(full) == 1:
-            merge(base[(m.chunk, m.name)], full[0], "first name",
+            merge(_mention_key(m), full[0], "first name",
                   f"'{m.name}' in {m.note} can only be {_display(full[0])} there")

@@ -48,9 +48,11 @@ def policy_for(cfg: Config, yes: bool, dry_run: bool, confirm: Callable[[str], b
 
 
 def knowledge_step(store: Store, cfg: Config, policy: Policy, extractor: Extractor | None = None,
-                   env: dict[str, str] | None = None, embedder: Embedder | None = None) -> dict[str, Any]:
-    """Run extraction (cache first) and rebuild the knowledge layer if anything it is built from changed."""
-    if extractor is None:
+                   env: dict[str, str] | None = None, embedder: Embedder | None = None,
+                   paid: bool = True) -> dict[str, Any]:
+    """Run extraction (cache first) and rebuild the knowledge layer if anything it is built from changed.
+    With `paid` False only cached answers are used: nothing is sent anywhere."""
+    if extractor is None and paid:
         extractor = make_extractor(cfg, dict(os.environ) if env is None else env)
     ks = KnowledgeStore(store)
     chunks = ks.chunks()

@@ -43,7 +43,7 @@ def test_company_and_product_stay_apart() -> None:
     assert res.key_of[("c1", "Lumen Ledger Ltd")] != res.key_of[("c2", "Lumen Books")]
 
 
-def test_bare_first_names_join_only_the_one_person_of_their_note() -> None:
+def test_bare_first_names_join_only_the_one_person_of_their_passage() -> None:
     mentions = [m("c1", "Mira Castell", "Person", note="a.md"), m("c1", "Mira", "Person", note="a.md"),
                 m("c2", "Mira Havel", "Person", note="b.md"), m("c3", "Mira", "Person", note="c.md"),
                 m("c4", "Mira Castell", "Person", note="d.md"), m("c4", "Mira Havel", "Person", note="d.md"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -12,6 +13,7 @@ import click
 from eval.harness import Mode, flat_mode, graph_mode, hybrid_mode, rows_json, run_modes
 from eval.questions import QuestionSetError, check_questions, filter_split, load_questions
 from eval.report import charts, markdown
+from extract.step import knowledge_step, policy_for
 from kb import __version__
 from kb.cli.common import config, embedder_option, emit_json, json_option, store
 from kb.embed import make_embedder
@@ -61,11 +63,14 @@ def check(questions: str, vault: str, as_json: bool) -> None:
 @click.option("--modes", default="hybrid,flat", show_default=True, help="Comma list of: " + ", ".join(MODES))
 @click.option("--split", type=click.Choice(["dev", "test"]), help="Only this split.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Report folder (default eval-out/DATE).")
-@click.option("--refresh", "do_refresh", is_flag=True, help="Refresh the graph from --vault first.")
+@click.option("--refresh", "do_refresh", is_flag=True,
+              help="Refresh the graph from --vault first (the knowledge layer from cached extractions only).")
+@click.option("--extract-cache", "caches", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="A folder of recorded extractions to read (repeatable).")
 @embedder_option
 @json_option
 def run(questions: str, vault: str, modes: str, split: str | None, out_dir: str | None, do_refresh: bool,
-        embedder: str | None, as_json: bool) -> None:
+        caches: tuple[str, ...], embedder: str | None, as_json: bool) -> None:
     """Run every mode on every question; write report.md, rows.json and PNG charts."""
     names = [m.strip() for m in modes.split(",") if m.strip()]
     unknown = [m for m in names if m not in MODES]
@@ -76,10 +81,14 @@ def run(questions: str, vault: str, modes: str, split: str | None, out_dir: str 
     if problems:
         raise ConfigError(f"{questions}: {problems[0]} (and {len(problems) - 1} more): run `kb eval check`")
     cfg = config(vault=vault, embedder=embedder)
+    if caches:
+        cfg = replace(cfg, extra={**cfg.extra, "extract_cache_dirs": [*cfg.extra.get("extract_cache_dirs", []),
+                                                                     *caches]})
     emb = make_embedder(cfg)
     with store(cfg) as st:
         if do_refresh:
             refresh(st, cfg, Bars(quiet=as_json), EmbedStep(emb))
+            knowledge_step(st, cfg, policy_for(cfg, False, False, None), embedder=emb, paid=False)
         held = st.get_meta("vault").get("path")
         if held != str(Path(vault).resolve()):
             raise ConfigError(f"the graph holds {held or 'no vault'}, not {Path(vault).resolve()}: "

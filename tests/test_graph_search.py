@@ -1,0 +1,102 @@
+"""Graph search, the router, paths and timelines on the example vault's knowledge layer (real Neo4j)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kb.cli import cli
+from kb.embed.onnx import OnnxEmbedder
+from kb.store import KnowledgeStore, SearchIndex, Store
+from search.graph import PRESETS, graph_search, implied_types
+from search.hybrid import Filters
+from search.modes import run_search
+from search.router import route
+
+EMB = OnnxEmbedder()
+CHAIN = "Who introduced the investor that led the seed round?"
+
+
+@pytest.fixture
+def built(kb_env: Path, example_vault: Path, store: Store, monkeypatch: pytest.MonkeyPatch) -> Store:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    result = CliRunner().invoke(cli, ["refresh", "--vault", str(example_vault), "--json"])
+    assert result.exit_code == 0, result.output
+    return store
+
+
+def texts(result: dict[str, Any]) -> list[str]:
+    return [line["text"] for line in result["graph"]["lines"]]
+
+
+def test_graph_lines_answer_a_chain_with_citations(built: Store) -> None:
+    opted = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, CHAIN, filters=Filters(include_private=True))
+    lines = texts(opted)
+    assert "INTRODUCED" in opted["graph"]["implied_relationships"]
+    assert any("Ingrid Solberg -introduced-> Tobias Reinholt" in t and "[Journal/2023-02-14.md, 2023-02-14]" in t
+               for t in lines)
+    assert any("invested in" in t and "Kestrel" in t for t in lines)
+    assert all(t.count("[") >= 1 for t in lines)  # every line cites a note and date
+    assert [r["path"] for r in opted["results"]] == [r["path"] for r in run_search(
+        built, EMB, CHAIN, "hybrid", filters=Filters(include_private=True))["results"]]  # ranking untouched
+
+
+def test_private_evidence_stays_out_by_default(built: Store) -> None:
+    result = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, CHAIN)
+    blob = json.dumps(result)
+    assert "over dessert" not in blob and "Journal/" not in blob
+
+
+def test_current_value_first_and_superseded_marked(built: Store) -> None:
+    result = graph_search(SearchIndex(built), KnowledgeStore(built), EMB,
+                          "How has Lumen Ledger's customer count changed over time?")
+    claims = [t for t in texts(result) if "customer_count" in t]
+    assert claims and "CURRENT" in claims[0] and "341" in claims[0]
+    assert any("superseded by" in t for t in claims)
+    assert any("CONFLICTS with" in t for t in claims)
+
+
+def test_deterministic_and_trim_measured(built: Store) -> None:
+    runs = [graph_search(SearchIndex(built), KnowledgeStore(built), EMB, "What did the Lisbon office plan lead to?")
+            for _ in range(2)]
+    strip = [{k: v for k, v in r.items() if k != "timing"} for r in runs]
+    assert json.dumps(strip[0], sort_keys=True) == json.dumps(strip[1], sort_keys=True)
+    untrimmed = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, "What did the Lisbon office plan lead to?",
+                             PRESETS["no-trim"])
+    assert runs[0]["graph"]["dropped_by_trim"] > 0 and untrimmed["graph"]["dropped_by_trim"] == 0
+    assert runs[0]["graph"]["tokens"] <= 0.4 * 8000
+
+
+def test_router_rules() -> None:
+    assert route("How has our MRR changed since 2023?")[0] == "graph"
+    assert route("Who introduced us to Kestrel?")[0] == "graph"
+    assert route("Was the Lisbon office planned or did it actually open?")[0] == "graph"
+    assert route("What does AutoMatch do?") == ("hybrid", "a single fact, roll-up, theme or paraphrase: hybrid "
+                                                          "search answers it")
+    assert implied_types("which clients use AutoMatch?") == ["CLIENT_OF", "USES"]
+
+
+def test_path_and_timeline_commands(built: Store) -> None:
+    runner = CliRunner()
+    path = runner.invoke(cli, ["path", "Ingrid Solberg", "Harrow Freight", "--json"])
+    assert path.exit_code == 0, path.output
+    data = json.loads(path.output)
+    hubs = {r["n"] for r in built.read("MATCH (e:HubEntity) RETURN e.name AS n")}
+    assert data["names"][0] == "Ingrid Solberg" and data["names"][-1] == "Harrow Freight"
+    assert len(data["steps"]) <= 4 and not set(data["names"][1:-1]) & hubs
+    assert all(s["evidence"] and s["source"].get("path") for s in data["steps"])
+    then = runner.invoke(cli, ["timeline", "Lumen Ledger Ltd", "customer_count", "--as-of", "2024-12-31", "--json"])
+    rows = json.loads(then.output)["claims"]
+    assert rows[0]["is_current"] and rows[0]["value"] == "247"
+    now = json.loads(runner.invoke(cli, ["timeline", "Lumen Ledger Ltd", "customer_count", "--json"]).output)
+    assert now["claims"][0]["value"] == "341 (current)"
+
+
+def test_search_cli_auto_says_why(built: Store) -> None:
+    result = CliRunner().invoke(cli, ["search", CHAIN, "--mode", "auto", "--json"])
+    data = json.loads(result.output)
+    assert data["mode"] == "graph" and data["router"]["reason"].startswith("introductions")
