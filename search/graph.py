@@ -89,7 +89,7 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
     entry = [e["key"] for e in named] + [e["key"] for e in seeds]
     types = implied_types(question)
     lines = _lines(ks, entry, [e["key"] for e in named], types, cfg,
-                   bool(filters and filters.include_private), qvec)
+                   bool(filters and filters.include_private), qvec, re.findall(r"\w+", question))
     kept, dropped = trim(lines, qvec is not None, cfg)
     t2 = time.perf_counter()
     graph_text, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
@@ -102,8 +102,26 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
     return base
 
 
+STOP = frozenset("what when who how did does do is was were the a an of for to in on our we our my has have "
+                 "and or it its this that with by at from change changed over time".split())
+
+
+GENERIC_ATTR = frozenset("count date status amount value number rate total name type level share".split())
+
+
+def _stems(words: Any) -> set[str]:
+    """Lower-cased words without a plural s, minus question words: 'customers' asks for customer_count."""
+    out = set()
+    for w in words:
+        w = w.lower()
+        if w in STOP or len(w) < 3:
+            continue
+        out.add(w[:-1] if w.endswith("s") and len(w) > 3 else w)
+    return out
+
+
 def _lines(ks: KnowledgeStore, entry: list[str], named: list[str], types: list[str], cfg: GraphConfig,
-           include_private: bool, qvec: list[float] | None) -> list[Line]:
+           include_private: bool, qvec: list[float] | None, question_words: list[str]) -> list[Line]:
     if not entry:
         return []
     out: list[Line] = []
@@ -126,13 +144,19 @@ def _lines(ks: KnowledgeStore, entry: list[str], named: list[str], types: list[s
         first = cites.get((row.get("chunk_ids") or [""])[0], {})
         out.append(link_line({**row, "entry_name": names.get(key, "")}, pinned,
                              (first.get("path", ""), first.get("date"))))
-    claims = [r for r in ks.claim_timelines(entry, qvec=qvec) if include_private or not r["claim"].get("private")]
-    out += claim_lines(claims, cfg.max_claims)
+    claims = [r for r in ks.claim_timelines(entry, per_entity=200, qvec=qvec)
+              if include_private or not r["claim"].get("private")]
+    asked = _stems(question_words)
+    matched = [r for r in claims if (_stems(r["claim"]["attribute"].split("_")) - GENERIC_ATTR) & asked]
+    rest = [r for r in claims if r not in matched]
+    # the timeline of an attribute the question asks about is kept whole (never trimmed), current first
+    out += [replace(ln, pinned=True) for ln in claim_lines(matched, cfg.max_claims)]
+    out += claim_lines(rest, cfg.max_claims)
     seen: dict[str, Line] = {}
     for line in out:  # one line per text; a pinned copy wins
         if line.text not in seen or (line.pinned and not seen[line.text].pinned):
             seen[line.text] = line
-    return sorted(seen.values(), key=lambda ln: (not ln.pinned, ln.order, ln.text))
+    return sorted(seen.values(), key=lambda ln: not ln.pinned)  # stable: each group keeps its order
 
 
 def trim(lines: list[Line], scored_on_server: bool, cfg: GraphConfig) -> tuple[list[Line], int]:
@@ -143,12 +167,13 @@ def trim(lines: list[Line], scored_on_server: bool, cfg: GraphConfig) -> tuple[l
         return lines, 0
     scored = [replace(line, score=line.sim if line.sim is not None else 0.0) for line in lines]
     if not cfg.trim:
-        return sorted(scored, key=lambda ln: (not ln.pinned, -ln.score, ln.order, ln.text)), 0
+        return [ln for ln in scored if ln.pinned] + sorted((ln for ln in scored if not ln.pinned),
+                                                            key=lambda ln: (-ln.score, ln.order, ln.text)), 0
     best = max((ln.score for ln in scored), default=0.0)
     kept = [ln for ln in scored if ln.pinned or ln.score >= best - cfg.trim_margin]
-    kept.sort(key=lambda ln: (not ln.pinned, -round(ln.score, 6), ln.order, ln.text))
-    pinned = [ln for ln in kept if ln.pinned]
-    kept = pinned + [ln for ln in kept if not ln.pinned][:cfg.max_lines]
+    pinned = [ln for ln in scored if ln.pinned]  # in their own order: named links, then timelines current first
+    rest = sorted((ln for ln in kept if not ln.pinned), key=lambda ln: (-round(ln.score, 6), ln.order, ln.text))
+    kept = pinned + rest[:cfg.max_lines]
     return kept, len(scored) - len(kept)
 
 

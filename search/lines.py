@@ -21,6 +21,7 @@ class Line:
     order: int = 0
     score: float = 0.0
     sim: float | None = None  # cosine of the line's build-time vector with the question, from the server
+    when: str = ""  # when the value took effect, for newest-first order
 
 
 def _cite(path: str | None, date: str | None) -> str:
@@ -59,6 +60,9 @@ def claim_lines(rows: list[dict[str, Any]], limit: int) -> list[Line]:
         for t in r["then"][:1]:
             text += f"; planned, then {t['value']} as of {t['as_of']}"
         order = 0 if c.get("is_current") else (2 if c["modality"] in ("fact", "reported") else 3)
-        out.append(Line("claim", text, c["note_path"], c["note_date"], False, order, sim=r.get("score")))
-    out.sort(key=lambda ln: (ln.order, ln.text))
+        out.append(Line("claim", text, c["note_path"], c["note_date"], False, order, sim=r.get("score"),
+                        when=str(c.get("valid_from") or c.get("note_date") or "")))
+    out.sort(key=lambda ln: ln.text)
+    out.sort(key=lambda ln: ln.when, reverse=True)  # newest first ...
+    out.sort(key=lambda ln: ln.order)  # ... within current, past facts, then plans and opinions
     return out[:limit]

@@ -196,7 +196,7 @@ def test_tools_are_listed_read_only_with_schemas(kb_env: Path, vault: Path) -> N
     search = tools["search"].input_schema["properties"]
     assert search["k"]["minimum"] == 1 and search["k"]["maximum"] == 50
     assert set(search) == {"question", "k", "folder", "tag", "since", "until", "mode"}
-    assert search["mode"].get("enum", [search["mode"].get("const")]) == ["hybrid"]
+    assert search["mode"]["enum"] == ["auto", "hybrid", "graph"] and search["mode"]["default"] == "auto"
     assert tools["search"].input_schema["required"] == ["question"]
     assert tools["cypher"].input_schema["required"] == ["query"]
     assert tools["get_note"].input_schema["required"] == ["path"]
