@@ -14,12 +14,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import socket
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Callable, Iterator, Union
+
+from standin_http import JsonHandler
 
 Responder = Callable[[dict[str, Any]], Union[str, dict[str, Any]]]
 
@@ -257,52 +258,25 @@ class ChatStandIn:
 
 
 def _make_handler(standin: ChatStandIn) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-            pass
-
-        def do_GET(self) -> None:
-            self._serve("GET")
-
-        def do_POST(self) -> None:
-            self._serve("POST")
-
-        def _serve(self, method: str) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body: Any = json.loads(raw) if raw else None
-            except ValueError:
-                body = None
+    class Handler(JsonHandler):
+        def serve(self, method: str) -> None:
+            raw, body = self.read_body()
             headers = {k.lower(): v for k, v in self.headers.items()}
             path = self.path.split("?", 1)[0]
             standin._record(Recorded(method, path, headers, body, raw.decode("utf-8", "replace")))
             fault = standin._take_fault()
             if fault == "drop_next":
-                self.close_connection = True
-                self.connection.shutdown(socket.SHUT_RDWR)
+                self.drop()
                 return
             if fault == "hang_next":
                 standin._hang()
                 fault = None
             if (method, path) == ("POST", "/v1/messages"):
-                self._send(*standin._messages(headers, body, fault))
+                self.send_json(*standin._messages(headers, body, fault))
             elif (method, path) == ("POST", "/api/chat"):
-                self._send(*standin._chat(body, fault))
+                self.send_json(*standin._chat(body, fault))
             else:
-                self._send(404, {"error": "404 page not found"}, {})
-
-        def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str]) -> None:
-            data = json.dumps(payload).encode("utf-8")
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
+                self.send_json(404, {"error": "404 page not found"}, {})
 
     return Handler
 

@@ -11,12 +11,13 @@ import hashlib
 import json
 import math
 import random
-import socket
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Iterator
+
+from standin_http import JsonHandler
 
 DEFAULT_MODELS: dict[str, int] = {"bge-m3:latest": 1024}
 
@@ -126,49 +127,24 @@ class OllamaStandIn:
 
 
 def _make_handler(standin: OllamaStandIn) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-            pass
-
-        def do_GET(self) -> None:
-            self._serve("GET")
-
-        def do_POST(self) -> None:
-            self._serve("POST")
-
-        def _serve(self, method: str) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body: Any = json.loads(raw) if raw else None
-            except ValueError:
-                body = None
+    class Handler(JsonHandler):
+        def serve(self, method: str) -> None:
+            _, body = self.read_body()
             standin._record(Recorded(method, self.path, body))
             fault = standin._take_fault()
             if fault == "drop_next":
-                self.close_connection = True
-                self.connection.shutdown(socket.SHUT_RDWR)
+                self.drop()
                 return
             if fault == "hang_next":
                 standin._hang()
             if fault == "fail_next":
-                self._send(500, {"error": "llama runner process has terminated: exit status 2"})
+                self.send_json(500, {"error": "llama runner process has terminated: exit status 2"})
             elif (method, self.path) == ("GET", "/api/tags"):
-                self._send(*standin._tags())
+                self.send_json(*standin._tags())
             elif (method, self.path) == ("POST", "/api/embed"):
-                self._send(*standin._embed(body))
+                self.send_json(*standin._embed(body))
             else:
-                self._send(404, {"error": "404 page not found"})
-
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode("utf-8")
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+                self.send_json(404, {"error": "404 page not found"})
 
     return Handler
 
