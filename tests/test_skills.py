@@ -80,5 +80,6 @@ def test_browse_writes_style_and_queries(kb_env: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "Remote connection > bolt://127.0.0.1:" in result.output
     style = (tmp_path / "b" / "kb-style.grass").read_text()
-    assert "node.Note" in style and "caption: '{title}'" in style
+    assert "node.Note" in style and "caption: '{title}'" in style and "node.HubEntity" in style
+    assert "caption: '{attribute} = {value}'" in style
     assert (tmp_path / "b" / "broken-links.cypher").read_text().startswith("// Links to notes")

@@ -24,6 +24,11 @@ node.Folder { color: #8DCC93; border-color: #5DB665; text-color-internal: #2A2C3
 node.Missing { color: #F16667; border-color: #EB2728; caption: '{name}'; }
 node.Attachment { color: #D9C8AE; border-color: #C0A378; text-color-internal: #2A2C34; caption: '{path}'; }
 node.KbMeta { color: #ECB5C9; caption: '{key}'; }
+node.Entity { color: #57C7E3; border-color: #23B3D7; diameter: 45px; caption: '{name}'; }
+node.HubEntity { color: #F79767; border-color: #F36924; diameter: 80px; border-width: 4px; caption: '{name} (hub)'; }
+node.Claim { color: #DA7194; border-color: #CC3C6C; diameter: 30px; caption: '{attribute} = {value}'; }
+relationship.SUPERSEDED_BY { color: #A5ABB6; shaft-width: 1px; }
+relationship.CONFLICTS_WITH { color: #EB2728; shaft-width: 3px; }
 relationship { shaft-width: 1px; font-size: 8px; caption: '<type>'; }
 relationship.LINKS_TO { shaft-width: 2px; color: #4C8EDA; }
 """

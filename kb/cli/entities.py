@@ -148,9 +148,8 @@ def timeline_cmd(entity: str, attribute: str | None, as_of: str | None, as_json:
     edges = timelines(claims)  # recomputed over what was written by then
     by_id = {c["props"]["id"]: c["props"] for c in claims}
     later = {x["a"]: by_id[x["b"]] for x in edges["SUPERSEDED_BY"]}
-    ordered = sorted(by_id.values(), key=lambda c: (c["attribute"], not c.get("is_current"),
-                                                   str(c.get("valid_from") or c["note_date"]), c["id"]), reverse=False)
-    ordered = sorted(ordered, key=lambda c: (c["attribute"], not c.get("is_current")))
+    ordered = sorted(by_id.values(), key=lambda c: str(c.get("valid_from") or c["note_date"]), reverse=True)
+    ordered.sort(key=lambda c: (c["attribute"], not c.get("is_current")))  # current first, then newest first
     if as_json:
         emit_json({"entity": e["name"], "as_of": day, "claims": ordered, "edges": edges})
         return
