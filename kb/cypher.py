@@ -278,6 +278,13 @@ BROWSER_QUERIES = {
         "MATCH (c:Chunk)-[:IN_NOTE]->(:Note {path: $path})\n"
         "RETURN c.ord AS ord, c.breadcrumb AS breadcrumb, c.date AS date, c.tokens AS tokens\n"
         "ORDER BY ord"),
+    "entity-claim-timeline.cypher": (
+        "// An entity's claims, current first, with what superseded them (:param name => 'Acme')\n"
+        "MATCH (cl:Claim)-[:ABOUT]->(e:Entity {name: $name})\n"
+        "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim)\n"
+        "RETURN cl.attribute AS attribute, cl.value AS value, cl.modality AS modality, cl.is_current AS current,\n"
+        "       cl.note_path AS note, cl.note_date AS date, n.value AS superseded_by\n"
+        "ORDER BY attribute, current DESC, coalesce(cl.valid_from, cl.note_date) DESC"),
     "notes-by-tag.cypher": (
         "// Notes under a tag, nested tags included (:param tag => 'client')\n"
         "MATCH (n:Note) WHERE $tag IN n.tags\n"
