@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FULLTEXT_INDEX = "chunk_text"
 VECTOR_INDEX = "chunk_embedding"  # chunks of public notes
 PRIVATE_VECTOR_INDEX = "chunk_embedding_private"  # chunks of private notes, searched only on request
@@ -17,7 +17,8 @@ CONSTRAINTS = (
     ("attachment_path", "Attachment", "path"),
     ("kbmeta_key", "KbMeta", "key"),
 )
-RANGE_INDEXES = (("chunk_hash", "Chunk", "hash"), ("note_date", "Note", "date"), ("chunk_note", "Chunk", "note_path"))
+RANGE_INDEXES = (("chunk_hash", "Chunk", "hash"), ("note_date", "Note", "date"), ("chunk_note", "Chunk", "note_path"),
+                 ("chunk_folder", "Chunk", "folder_key"), ("chunk_date", "Chunk", "date"))
 
 
 def schema_statements() -> list[str]:
@@ -218,17 +219,31 @@ def vector_chunks(private: bool = False) -> str:
             "ORDER BY score DESC, id LIMIT $limit")
 
 
-CHUNK_FILTER = ("($private OR NOT c.private) "
-                "AND ($folder IS NULL OR $folder = '' OR c.folder = $folder OR c.folder STARTS WITH $folder + '/') "
-                "AND ($tag IS NULL OR $tag IN c.tags) "
-                "AND ($since IS NULL OR c.date >= $since) AND ($until IS NULL OR c.date <= $until)")
+def chunk_filter(folder: bool, tag: bool, since: bool, until: bool) -> str:
+    """Only the active conditions, so the planner can seek the folder or date index."""
+    parts = ["($private OR NOT c.private)"]
+    if folder:
+        parts.append("c.folder_key STARTS WITH $folder_key")
+    if tag:
+        parts.append("$tag IN c.tags")
+    if since:
+        parts.append("c.date >= $since")
+    if until:
+        parts.append("c.date <= $until")
+    return " AND ".join(parts)
 
 
-def vector_chunks_filtered() -> str:
+def vector_chunks_filtered(folder: bool = True, tag: bool = True, since: bool = True, until: bool = True) -> str:
     """Exact cosine over only the chunks that pass the filters (no over-fetch, no post-filter)."""
-    return ("MATCH (c:Chunk) WHERE coalesce(c.embedding, c.embedding_private) IS NOT NULL AND " + CHUNK_FILTER + " "
+    return ("MATCH (c:Chunk) WHERE " + chunk_filter(folder, tag, since, until) + " "
+            "AND coalesce(c.embedding, c.embedding_private) IS NOT NULL "
             "WITH c, vector.similarity.cosine(coalesce(c.embedding, c.embedding_private), $vec) AS score "
             "RETURN c.id AS id, c.note_path AS path, score ORDER BY score DESC, id LIMIT $limit")
+
+
+def backfill_folder_keys() -> str:
+    return ("MATCH (c:Chunk) WHERE c.folder_key IS NULL CALL (c) { SET c.folder_key = c.folder + '/' } "
+            "IN TRANSACTIONS OF 5000 ROWS")
 
 
 def chunk_details() -> str:

@@ -124,6 +124,7 @@ def _chunk_row(chunk: Chunk, note: Note) -> dict[str, Any]:
     return {"id": chunk.id, "note_path": chunk.note_path, "hash": chunk.hash, "props": {
         "ord": chunk.ord, "text": chunk.text, "breadcrumb": chunk.breadcrumb, "date": chunk.date,
         "tokens": chunk.tokens, "note_path": chunk.note_path, "title": note.title, "folder": note.folder,
+        "folder_key": note.folder + "/",
         "tags": list(note.tags), "private": note.private, "facets": _facets(note.folder, note.tags, chunk.date),
         "privacy": cypher.PRIVATE_WORD if note.private else ""}}
 

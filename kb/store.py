@@ -96,8 +96,10 @@ class Store:
     def init_schema(self) -> None:
         """Create constraints and indexes (idempotent) and record the schema version."""
         recorded = self.get_meta("schema").get("version")
-        if recorded is not None and recorded < cypher.SCHEMA_VERSION:
-            self.run_autocommit(cypher.drop_fulltext_index())  # its definition changed
+        if recorded is not None and recorded < 2:
+            self.run_autocommit(cypher.drop_fulltext_index())  # its definition changed in version 2
+        if recorded is not None and recorded < 3:
+            self.run_autocommit(cypher.backfill_folder_keys())
         for stmt in cypher.schema_statements():
             self.run_autocommit(stmt)
         self.set_meta("schema", {"version": cypher.SCHEMA_VERSION})
@@ -200,9 +202,13 @@ class SearchIndex:
     def vector(self, vec: list[float], limit: int, filters: Mapping[str, Any] | None = None,
                private: bool = False) -> list[dict[str, Any]]:
         """Nearest chunks; with filters an exact scan of only the chunks that pass them."""
-        if filters and any(v not in (None, "") for v in filters.values()):
-            return _rows(self.store, cypher.vector_chunks_filtered(), vec=vec, limit=limit, private=private,
-                         **dict(filters))
+        active = {k: v for k, v in (filters or {}).items() if v not in (None, "")}
+        if active:
+            folder = active.get("folder")
+            query = cypher.vector_chunks_filtered("folder" in active, "tag" in active, "since" in active,
+                                                  "until" in active)
+            return _rows(self.store, query, vec=vec, limit=limit, private=private,
+                         folder_key=f"{folder.strip('/')}/" if folder else None, **{**dict(filters or {})})
         rows = _rows(self.store, cypher.vector_chunks(), vec=vec, limit=limit)
         if private:  # the top `limit` of the union is within the two top-`limit` lists
             rows += _rows(self.store, cypher.vector_chunks(private=True), vec=vec, limit=limit)
