@@ -120,6 +120,11 @@ def _stems(words: Any) -> set[str]:
     return out
 
 
+def _public(row: dict[str, Any]) -> dict[str, Any]:
+    """A claim's timeline neighbours without those from private notes."""
+    return {**row, **{k: [x for x in row[k] if not x.get("private")] for k in ("sup", "conf", "then")}}
+
+
 def _lines(ks: KnowledgeStore, entry: list[str], named: list[str], types: list[str], cfg: GraphConfig,
            include_private: bool, qvec: list[float] | None, question_words: list[str]) -> list[Line]:
     if not entry:
@@ -144,7 +149,7 @@ def _lines(ks: KnowledgeStore, entry: list[str], named: list[str], types: list[s
         first = cites.get((row.get("chunk_ids") or [""])[0], {})
         out.append(link_line({**row, "entry_name": names.get(key, "")}, pinned,
                              (first.get("path", ""), first.get("date"))))
-    claims = [r for r in ks.claim_timelines(entry, per_entity=200, qvec=qvec)
+    claims = [_public(r) if not include_private else r for r in ks.claim_timelines(entry, per_entity=200, qvec=qvec)
               if include_private or not r["claim"].get("private")]
     asked = _stems(question_words)
     matched = [r for r in claims if (_stems(r["claim"]["attribute"].split("_")) - GENERIC_ATTR) & asked]
