@@ -48,6 +48,8 @@ class Outcome:
     results: dict[str, Extraction] = field(default_factory=dict)
     repairs: int = 0
     dedupe: list[dict[str, Any]] = field(default_factory=list)
+    audit: list[dict[str, str]] = field(default_factory=list)
+    retyped: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass

@@ -8,6 +8,7 @@ from typing import Any, Callable
 
 from extract.backends import Extractor, make_extractor
 from extract.cache import ExtractionCache
+from extract.audit import Checker
 from extract.dedupe import Judge, judged_merges
 from extract.graph import CANONICAL_FOLDERS, KnowledgeRows, attach_lines, build_rows
 from kb.embed import Embedder
@@ -81,7 +82,7 @@ def embed_lines(ks: KnowledgeStore, rows: KnowledgeRows, embedder: Embedder | No
 
 
 def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]], force: bool,
-                extractor: Extractor | None = None, embedder: Embedder | None = None) -> bool:
+                extractor: Extractor | None = None, embedder: Embedder | None = None, retype: bool = False) -> bool:
     """Resolve (rules, then judged near-duplicates), build timelines and hubs, and write the layer if its
     inputs changed (or `force`). Without an extractor only cached judgements count."""
     overrides = Overrides.from_yaml(load_overrides(cfg))
@@ -92,6 +93,11 @@ def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[s
     merges, outcome.dedupe = judged_merges(rows.entities, judge, extractor.remote if extractor else True)
     if merges:
         rows = build_rows(outcome.results, by_id, overrides, canonical, merges)
+    checker = Checker(model_name(cfg), cache_for(cfg, graph_vault(store)), extractor)
+    names = {e["key"]: e["name"] for e in rows.entities}
+    remote = extractor.remote if extractor else True
+    outcome.audit = checker.audit(rows.relationships, names, remote)
+    outcome.retyped = checker.retype(rows.relationships, names, remote, ask=retype)
     attach_lines(rows)
     sig = rows.signature() + (f":{embedder.identity}" if embedder is not None else "")
     if not force and store.get_meta("knowledge").get("signature") == sig:
@@ -103,12 +109,15 @@ def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[s
     return True
 
 
-def rebuild(store: Store, cfg: Config, embedder: Embedder | None = None) -> dict[str, Any]:
-    """The entity layer again from the cache and cached decisions alone: local, free, deterministic."""
+def rebuild(store: Store, cfg: Config, embedder: Embedder | None = None, extractor: Extractor | None = None,
+            retype: bool = False) -> dict[str, Any]:
+    """The entity layer again from the cache and cached decisions alone (local, free, deterministic); with an
+    extractor and `retype`, vague RELATED_TO links are re-typed first (paid, cached)."""
     chunks = KnowledgeStore(store).chunks()
     policy = Policy(ai_chat_folders=policy_for(cfg, False, False, None).ai_chat_folders)
     outcome = KnowledgeRun(model_name(cfg), cache_for(cfg, graph_vault(store)), None, policy).run(chunks)
-    write_layer(store, cfg, outcome, chunks, force=True, embedder=embedder)
+    write_layer(store, cfg, outcome, chunks, force=True, embedder=embedder, extractor=extractor if retype else None,
+                retype=retype)
     return summary(outcome, KnowledgeStore(store).counts(), True)
 
 
@@ -117,6 +126,6 @@ def summary(out: Outcome, counts: dict[str, int], rebuilt: bool) -> dict[str, An
     return {"status": out.status, "message": out.message, "model": out.model, "cached": out.cached,
             "extracted": out.extracted, "failed": out.failed, "skipped_private": out.skipped_private,
             "not_extracted": out.not_extracted, "triage": out.triage, "repairs": out.repairs,
-            "rebuilt": rebuilt, "counts": counts, "dedupe": out.dedupe,
+            "rebuilt": rebuilt, "counts": counts, "dedupe": out.dedupe, "audit": out.audit, "retyped": out.retyped,
             "estimate": None if est is None else {"usd": round(est.total_usd, 4), "calls": est.calls,
                                                   "per_folder": est.per_folder, "lines": est.lines()}}

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import click
 
+from extract.backends import make_extractor
 from extract.lookup import pick
 from extract.timeline import timelines
 from search.hybrid import iso_date
@@ -32,6 +34,27 @@ def rebuild_entities(as_json: bool) -> None:
         c = result["counts"]
         click.echo(f"Rebuilt from {result['cached']} cached extractions: {c['entities']} entities, "
                    f"{c['relationships']} relationships, {c['claims']} claims.")
+
+
+@click.command("retype")
+@json_option
+def retype_cmd(as_json: bool) -> None:
+    """Re-type vague RELATED_TO links in batches of 40 from their endpoints and evidence (paid, cached)."""
+    cfg = config()
+    extractor = make_extractor(cfg, dict(os.environ))
+    if extractor is None:
+        raise ConfigError("kb retype needs an extractor: set ANTHROPIC_API_KEY, or extractor = \"ollama:MODEL\" "
+                          "in the kb config")
+    with store(cfg) as st:
+        built_with = st.get_meta("embedder").get("identity")
+        emb = make_embedder(cfg)
+        result = rebuild(st, cfg, emb if built_with == emb.identity else None, extractor, retype=True)
+    if as_json:
+        emit_json(result)
+        return
+    click.echo(f"Re-typed {len(result['retyped'])} links; {result['counts']['relationships']} relationships now.")
+    for r in result["retyped"]:
+        click.echo(f"  {r['link']} -> {r['type']}")
 
 
 @click.group("entities")
@@ -165,5 +188,5 @@ def _written(c: dict[str, Any]) -> str:
 
 
 def register(cli: click.Group) -> None:
-    for command in (rebuild_entities, entities, path_cmd, timeline_cmd):
+    for command in (rebuild_entities, retype_cmd, entities, path_cmd, timeline_cmd):
         cli.add_command(command)
