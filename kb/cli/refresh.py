@@ -39,8 +39,9 @@ def refresh_cmd(vault: str | None, embedder: str | None, no_embed: bool, reembed
             embed_error = str(exc)
             summary = refresh(st, cfg, Bars(quiet=True), None)
         confirm = None if as_json or not stdin_is_tty() else (lambda q: click.confirm(q, default=False))
+        line_embedder = step.embedder if step is not None and embed_error is None else None
         knowledge = None if no_extract else knowledge_step(st, cfg, policy_for(cfg, yes, dry_run, confirm),
-                                                           embedder=step.embedder if step else None)
+                                                           embedder=line_embedder)
     if as_json:
         out = summary.to_json()
         out["embed_error"] = embed_error
