@@ -14,13 +14,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Iterator, Union
 
-from standin_http import JsonHandler
+from standin_http import JsonHandler, StandInServer
 
 Responder = Callable[[dict[str, Any]], Union[str, dict[str, Any]]]
 
@@ -83,15 +81,16 @@ class Recorded:
     raw: str  # the body as sent (decoded), for "this text never left" assertions
 
 
-class ChatStandIn:
-    """A threaded HTTP server on 127.0.0.1 (a free port); use as a context manager."""
+class ChatStandIn(StandInServer):
+    """A stand-in Anthropic Messages and Ollama chat server on 127.0.0.1; use as a context manager."""
+
+    FAULTS = FAULTS
 
     def __init__(self, responder: Responder | None = None, ollama_models: frozenset[str] | set[str] | None = None,
                  anthropic_models: Callable[[str], bool] | None = None) -> None:
         self.responder: Responder = responder or default_responder
         self.ollama_models = {full_name(m) for m in (ollama_models or DEFAULT_OLLAMA_MODELS)}
         self.anthropic_models: Callable[[str], bool] = anthropic_models or (lambda m: m.startswith("claude-"))
-        self.requests: list[Recorded] = []
         self.drop_next = 0              # close the socket without any response
         self.hang_next = 0              # wait `hang_seconds` (longer than any test timeout), then answer normally
         self.hang_seconds = 5.0
@@ -104,17 +103,7 @@ class ChatStandIn:
         self.fail_next = 0              # 500 api_error
         self.invalid_json_next = 0      # 200, but the assistant's text is not JSON
         self._ids = itertools.count(1)
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._server.daemon_threads = True
-        self._server.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="chat-standin", daemon=True)
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
+        super().__init__(_make_handler(self), "chat-standin")
 
     @property
     def base_url(self) -> str:
@@ -122,23 +111,6 @@ class ChatStandIn:
         return f"http://127.0.0.1:{self.port}"
 
     host = base_url
-
-    def start(self) -> ChatStandIn:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()  # wakes any handler that is hanging
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> ChatStandIn:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
 
     def calls(self, path: str | None = None) -> list[Recorded]:
         """The recorded requests (to `path`, if given), oldest first."""
@@ -149,22 +121,6 @@ class ChatStandIn:
         """Every request's headers and body as sent, joined: assert that a text is `not in` it."""
         with self._lock:
             return "\n".join(f"{r.method} {r.path}\n{json.dumps(r.headers)}\n{r.raw}" for r in self.requests)
-
-    def _take_fault(self) -> str | None:
-        """Which fault (if any) the request now arriving gets; each one counts down."""
-        with self._lock:
-            for name in FAULTS:
-                if getattr(self, name) > 0:
-                    setattr(self, name, getattr(self, name) - 1)
-                    return name
-        return None
-
-    def _record(self, entry: Recorded) -> None:
-        with self._lock:
-            self.requests.append(entry)
-
-    def _hang(self) -> None:
-        self._stopping.wait(self.hang_seconds)
 
     def _answer(self, body: dict[str, Any], fault: str | None) -> str:
         if fault == "invalid_json_next":

@@ -11,13 +11,11 @@ import hashlib
 import json
 import math
 import random
-import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Iterator
 
-from standin_http import JsonHandler
+from standin_http import JsonHandler, StandInServer
 
 DEFAULT_MODELS: dict[str, int] = {"bge-m3:latest": 1024}
 
@@ -42,69 +40,27 @@ class Recorded:
     body: Any  # the parsed JSON body, or None
 
 
-class OllamaStandIn:
-    """A threaded HTTP server on 127.0.0.1 (a free port); use as a context manager."""
+class OllamaStandIn(StandInServer):
+    """A stand-in Ollama server on 127.0.0.1 (a free port); use as a context manager."""
+
+    FAULTS = ("drop_next", "hang_next", "fail_next")
 
     def __init__(self, models: dict[str, int] | None = None) -> None:
         self.models: dict[str, int] = {full_name(k): v for k, v in (models or DEFAULT_MODELS).items()}
-        self.requests: list[Recorded] = []
         self.drop_next = 0      # close the socket without any response, for the next N requests
         self.fail_next = 0      # answer HTTP 500, for the next N requests
         self.hang_next = 0      # sleep `hang_seconds` before answering, for the next N requests
         self.hang_seconds = 0.0
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._server.daemon_threads = True
-        self._server.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        name="ollama-standin", daemon=True)
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
+        super().__init__(_make_handler(self), "ollama-standin")
 
     @property
     def host(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> OllamaStandIn:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()  # wakes any handler that is hanging
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> OllamaStandIn:
-        return self.start()
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.stop()
-
     def calls(self, path: str) -> list[Recorded]:
         """The recorded requests to `path`, oldest first."""
         with self._lock:
             return [r for r in self.requests if r.path == path]
-
-    def _take_fault(self) -> str | None:
-        """Which fault (if any) the request now arriving gets; each one counts down."""
-        with self._lock:
-            for name in ("drop_next", "hang_next", "fail_next"):
-                if getattr(self, name) > 0:
-                    setattr(self, name, getattr(self, name) - 1)
-                    return name
-        return None
-
-    def _record(self, entry: Recorded) -> None:
-        with self._lock:
-            self.requests.append(entry)
-
-    def _hang(self) -> None:
-        self._stopping.wait(self.hang_seconds)
 
     def _tags(self) -> tuple[int, dict[str, Any]]:
         models = [{"name": name, "model": name, "modified_at": "2025-01-01T00:00:00.000000000Z",

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import socket
-from http.server import BaseHTTPRequestHandler
-from typing import Any
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Self
 
 
 class JsonHandler(BaseHTTPRequestHandler):
@@ -47,3 +49,59 @@ class JsonHandler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+
+
+class StandInServer:
+    """A threaded HTTP server on 127.0.0.1 (a free port) that records requests and counts down faults.
+
+    Subclasses set their fault counters (named in FAULTS), then call `super().__init__` with their handler."""
+
+    FAULTS: tuple[str, ...] = ()
+    hang_seconds = 0.0
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], name: str) -> None:
+        self.requests: list[Any] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._server.handle_error = lambda request, client_address: None  # type: ignore[method-assign]
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name=name, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def start(self) -> Self:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes any handler that is hanging
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def _take_fault(self) -> str | None:
+        """Which fault (if any) the request now arriving gets; each one counts down."""
+        with self._lock:
+            for name in self.FAULTS:
+                if getattr(self, name) > 0:
+                    setattr(self, name, getattr(self, name) - 1)
+                    return name
+        return None
+
+    def _record(self, entry: Any) -> None:
+        with self._lock:
+            self.requests.append(entry)
+
+    def _hang(self) -> None:
+        self._stopping.wait(self.hang_seconds)
