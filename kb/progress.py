@@ -31,6 +31,3 @@ class Bars:
             task = bar.add_task(name, total=total)
             yield lambda n=1: bar.advance(task, n)
 
-
-def quiet() -> Bars:
-    return Bars(quiet=True)

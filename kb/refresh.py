@@ -11,7 +11,6 @@ import posixpath
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterator
 
 from kb import cypher
@@ -57,7 +56,7 @@ class Summary:
 
 def _facets(folder: str, tags: tuple[str, ...], date: str | None) -> str:
     """Filter tokens for the full-text index: one opaque word per folder ancestor, tag and day."""
-    words = [f"kbf_{_h(a)}" for a in folder_ancestors(folder)] + [f"kbt_{_h(t)}" for t in tags]
+    words = [folder_facet(a) for a in folder_ancestors(folder)] + [tag_facet(t) for t in tags]
     if date:
         words.append("kbd_" + date.replace("-", ""))
     return " ".join(words)
@@ -301,6 +300,3 @@ def missing_with_aliases(store: Store) -> list[dict[str, Any]]:
         out.append(row)
     return out
 
-
-def vault_paths(root: Path) -> list[str]:
-    return [vf.path for vf in scan_vault(root).notes]

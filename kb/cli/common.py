@@ -39,13 +39,5 @@ def emit_json(obj: Any) -> None:
     click.echo(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
 
 
-def err(message: str) -> None:
-    click.echo(message, err=True)
-
-
-def stdout_is_tty() -> bool:
-    return sys.stdout.isatty()
-
-
 def stdin_is_tty() -> bool:
     return sys.stdin.isatty()

@@ -10,11 +10,12 @@ import click
 
 from extract.backends import make_extractor
 from extract.lookup import pick
-from extract.timeline import timelines
+from extract.timeline import timelines, written
 from search.hybrid import iso_date
 from extract.step import rebuild
 from kb.cli.common import config, emit_json, json_option, store
 from kb.embed import make_embedder
+from kb.embeddings import built_by
 from kb.errors import ConfigError
 from kb.store import KnowledgeStore
 
@@ -25,9 +26,8 @@ def rebuild_entities(as_json: bool) -> None:
     """Rebuild the entity layer from the extraction cache: local, free and deterministic."""
     cfg = config()
     with store(cfg) as st:
-        built_with = st.get_meta("embedder").get("identity")
         emb = make_embedder(cfg)
-        result = rebuild(st, cfg, emb if built_with == emb.identity else None)
+        result = rebuild(st, cfg, emb if built_by(st, emb) else None)
     if as_json:
         emit_json(result)
     else:
@@ -46,9 +46,8 @@ def retype_cmd(as_json: bool) -> None:
         raise ConfigError("kb retype needs an extractor: set ANTHROPIC_API_KEY, or extractor = \"ollama:MODEL\" "
                           "in the kb config")
     with store(cfg) as st:
-        built_with = st.get_meta("embedder").get("identity")
         emb = make_embedder(cfg)
-        result = rebuild(st, cfg, emb if built_with == emb.identity else None, extractor, retype=True)
+        result = rebuild(st, cfg, emb if built_by(st, emb) else None, extractor, retype=True)
     if as_json:
         emit_json(result)
         return
@@ -167,7 +166,7 @@ def timeline_cmd(entity: str, attribute: str | None, as_of: str | None, as_json:
         e = _one(ks, entity)
         rows = [r["claim"] for r in ks.entity_claims(e["key"])]
     claims = [{"entity": e["key"], "props": dict(c)} for c in rows
-              if (attribute is None or c["attribute"] == attribute) and (day is None or _written(c) <= day)]
+              if (attribute is None or c["attribute"] == attribute) and (day is None or written(c) <= day)]
     edges = timelines(claims)  # recomputed over what was written by then
     by_id = {c["props"]["id"]: c["props"] for c in claims}
     later = {x["a"]: by_id[x["b"]] for x in edges["SUPERSEDED_BY"]}
@@ -182,9 +181,6 @@ def timeline_cmd(entity: str, attribute: str | None, as_of: str | None, as_json:
         tail = f"; superseded by {later[c['id']]['value']}" if c["id"] in later else ""
         click.echo(f"  {c['attribute']} = {c['value']} [{mark}] {c['note_path']} ({c['note_date']}){tail}")
 
-
-def _written(c: dict[str, Any]) -> str:
-    return str(max(c.get("note_date") or "", c.get("note_updated") or ""))
 
 
 def register(cli: click.Group) -> None:
