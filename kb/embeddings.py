@@ -10,6 +10,21 @@ from kb.store import Store
 BATCH = 64
 
 
+def built_by(store: Store, embedder: Embedder) -> bool:
+    """Whether the vector index was built by this embedder."""
+    return bool(store.get_meta("embedder").get("identity") == embedder.identity)
+
+
+def require_built_by(store: Store, embedder: Embedder, fix: str) -> None:
+    """The index exists and this embedder built it, or an error naming both and `fix`."""
+    built = store.get_meta("embedder").get("identity")
+    if not built:
+        raise EmbedderError("no embeddings yet: run `kb refresh` first")
+    if built != embedder.identity:
+        raise EmbedderError(f"the vector index was built with {built} but the configured embedder is "
+                            f"{embedder.identity}: {fix}")
+
+
 def embed_text(breadcrumb: str, text: str) -> str:
     return f"{breadcrumb}\n{text}"
 
@@ -29,11 +44,9 @@ class EmbedStep:
             store.drop_vector_index()
             store.mark_all_pending()
             meta = {}
-        if meta and meta.get("identity") != self.identity:
-            raise EmbedderError(f"the vector index was built with {meta.get('identity')} but the configured "
-                                f"embedder is {self.identity}: run `kb refresh --reembed` to rebuild it "
-                                "(or set embedder back)")
-        if not meta:
+        if meta:
+            require_built_by(store, self.embedder, "run `kb refresh --reembed` to rebuild it (or set embedder back)")
+        else:
             store.set_meta("embedder", {"identity": self.identity, "dimensions": self.embedder.dimensions})
         store.ensure_vector_index(self.embedder.dimensions)
 

@@ -31,7 +31,8 @@ from pydantic import Field
 from kb import __version__
 from kb.config import Config
 from kb.embed import Embedder, make_embedder
-from kb.errors import ConfigError, EmbedderError, KbError, StoreError
+from kb.embeddings import require_built_by
+from kb.errors import ConfigError, KbError, StoreError
 from kb.readonly import Refused, check_query_type, check_text, clean, collect_rows, dumps, limits_for, vault_file
 from kb.store import Connection, Store, connection_for
 from kb.tokens import count_tokens, truncate_tokens
@@ -215,13 +216,8 @@ class KbTools:
 
     def _search(self, question: str, k: int, filters: Filters, mode: str = "hybrid") -> dict[str, Any]:
         store = self.store()
-        meta = store.get_meta("embedder")
-        if not meta:
-            raise EmbedderError("no embeddings yet: run `kb refresh` first")
         emb = self.embedder()
-        if meta.get("identity") != emb.identity:
-            raise EmbedderError(f"the vector index was built with {meta.get('identity')} but the configured "
-                                f"embedder is {emb.identity}: set KB_EMBEDDER or run `kb refresh --reembed`")
+        require_built_by(store, emb, "set KB_EMBEDDER or run `kb refresh --reembed`")
         result = run_search(store, emb, question, mode, k, filters)
         payload: dict[str, Any] = {"query": question, "mode": result["mode"], "filters": result["filters"]}
         if "router" in result:

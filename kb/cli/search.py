@@ -6,7 +6,7 @@ import click
 
 from kb.cli.common import config, embedder_option, emit_json, json_option, store
 from kb.embed import make_embedder
-from kb.errors import EmbedderError
+from kb.embeddings import require_built_by
 from search.graph import PRESETS
 from search.hybrid import Filters, iso_date
 from search.modes import MODES, run_search
@@ -33,13 +33,8 @@ def search_cmd(question: str, k: int, folder: str | None, tag: str | None, since
     cfg = config(embedder=embedder)
     filters = Filters(folder, tag, iso_date(since, "--since"), iso_date(until, "--until"), include_private)
     with store(cfg) as st:
-        meta = st.get_meta("embedder")
         emb = make_embedder(cfg)
-        if not meta:
-            raise EmbedderError("no embeddings yet: run `kb refresh` first")
-        if meta.get("identity") != emb.identity:
-            raise EmbedderError(f"the vector index was built with {meta.get('identity')} but the configured "
-                                f"embedder is {emb.identity}: run `kb refresh --reembed` or set --embedder")
+        require_built_by(st, emb, "run `kb refresh --reembed` or set --embedder")
         result = run_search(st, emb, question, mode, k, filters, preset)
     if as_json:
         emit_json(result)
