@@ -89,11 +89,12 @@ def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[s
     canonical = tuple(cfg.extra.get("canonical_folders", CANONICAL_FOLDERS))
     by_id = {c["id"]: c for c in chunks}
     rows = build_rows(outcome.results, by_id, overrides, canonical)
-    judge = Judge(model_name(cfg), cache_for(cfg, graph_vault(store)), extractor)
+    cache = cache_for(cfg, graph_vault(store))
+    judge = Judge(model_name(cfg), cache, extractor)
     merges, outcome.dedupe = judged_merges(rows.entities, judge, extractor.remote if extractor else True)
     if merges:
         rows = build_rows(outcome.results, by_id, overrides, canonical, merges)
-    checker = Checker(model_name(cfg), cache_for(cfg, graph_vault(store)), extractor)
+    checker = Checker(model_name(cfg), cache, extractor)
     names = {e["key"]: e["name"] for e in rows.entities}
     remote = extractor.remote if extractor else True
     outcome.audit = checker.audit(rows.relationships, names, remote)

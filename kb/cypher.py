@@ -488,6 +488,3 @@ def shortest_path() -> str:
             "[r IN relationships(p) | {type: type(r), from: startNode(r).name, to: endNode(r).name, "
             "evidence: r.evidence[0], chunk_ids: r.chunk_ids, first_seen: r.first_seen}] AS rels")
 
-
-def entity_names() -> str:
-    return "UNWIND $keys AS k MATCH (e:Entity {key: k}) RETURN e.key AS key, e.name AS name"

@@ -277,9 +277,6 @@ class KnowledgeStore:
                         qvec: list[float] | None = None) -> list[dict[str, Any]]:
         return self.store.read(cypher.entity_claim_timelines(), keys=list(keys), per_entity=per_entity, qvec=qvec)
 
-    def entity_names(self, keys: Sequence[str]) -> dict[str, str]:
-        return {r["key"]: r["name"] for r in self.store.read(cypher.entity_names(), keys=list(keys))}
-
     def chunk_dates(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in self.store.read(cypher.chunk_dates(), ids=list(ids))}
 

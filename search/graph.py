@@ -86,7 +86,7 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
     named = named_entities(ks, question)
     chunk_ids = [c["id"] for r in base["results"][:5] for c in r["chunks"]]
     seeds = [e for e in ks.entities_in_chunks(chunk_ids, cfg.seeds) if e["key"] not in {n["key"] for n in named}]
-    entry = [e["key"] for e in named] + [e["key"] for e in seeds]
+    entry = {e["key"]: e["name"] for e in named + seeds}  # key -> name, named entities first
     types = implied_types(question)
     lines = _lines(ks, entry, [e["key"] for e in named], types, cfg,
                    bool(filters and filters.include_private), qvec, re.findall(r"\w+", question))
@@ -125,12 +125,12 @@ def _public(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, **{k: [x for x in row[k] if not x.get("private")] for k in ("sup", "conf", "then")}}
 
 
-def _lines(ks: KnowledgeStore, entry: list[str], named: list[str], types: list[str], cfg: GraphConfig,
+def _lines(ks: KnowledgeStore, entry: dict[str, str], named: list[str], types: list[str], cfg: GraphConfig,
            include_private: bool, qvec: list[float] | None, question_words: list[str]) -> list[Line]:
     if not entry:
         return []
     out: list[Line] = []
-    neighbours = ks.neighbours(entry, cfg.links_per_entity, qvec)
+    neighbours = ks.neighbours(list(entry), cfg.links_per_entity, qvec)
     hops = ks.typed_two_hops(named, types, cfg.links_per_entity, qvec) if types and cfg.two_hops and named else []
     rows = [(key, row, row["type"] in types) for key in entry for row in neighbours.get(key, [])]
     rows += [(h["entry"], h["row"], True) for h in hops]
@@ -138,22 +138,24 @@ def _lines(ks: KnowledgeStore, entry: list[str], named: list[str], types: list[s
         rows = [(k, {**r, "evidence": r["public_evidence"], "chunk_ids": r["public_chunk_ids"]}, p)
                 for k, r, p in rows if r.get("public_chunk_ids")]
     cites = ks.chunk_dates(sorted({r["chunk_ids"][0] for _, r, _ in rows if r.get("chunk_ids")}))
-    names = ks.entity_names(entry)
     seen_links: set[tuple[Any, ...]] = set()
     for key, row, pinned in rows:
-        ident = (row["type"], frozenset((names.get(key, ""), row.get("via") or "", row["other"])),
+        ident = (row["type"], frozenset((entry.get(key, ""), row.get("via") or "", row["other"])),
                  (row.get("evidence") or [""])[0])
         if ident in seen_links:  # the same relationship seen from its other end
             continue
         seen_links.add(ident)
         first = cites.get((row.get("chunk_ids") or [""])[0], {})
-        out.append(link_line({**row, "entry_name": names.get(key, "")}, pinned,
+        out.append(link_line({**row, "entry_name": entry.get(key, "")}, pinned,
                              (first.get("path", ""), first.get("date"))))
-    claims = [_public(r) if not include_private else r for r in ks.claim_timelines(entry, per_entity=200, qvec=qvec)
+    claims = [_public(r) if not include_private else r for r in ks.claim_timelines(list(entry), per_entity=200, qvec=qvec)
               if include_private or not r["claim"].get("private")]
     asked = _stems(question_words)
-    matched = [r for r in claims if (_stems(r["claim"]["attribute"].split("_")) - GENERIC_ATTR) & asked]
-    rest = [r for r in claims if r not in matched]
+    matched: list[dict[str, Any]] = []
+    rest: list[dict[str, Any]] = []
+    for r in claims:
+        asks_for = (_stems(r["claim"]["attribute"].split("_")) - GENERIC_ATTR) & asked
+        (matched if asks_for else rest).append(r)
     # the timeline of an attribute the question asks about is kept whole (never trimmed), current first
     out += [replace(ln, pinned=True) for ln in claim_lines(matched, cfg.max_claims)]
     out += claim_lines(rest, cfg.max_claims)
