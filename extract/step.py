@@ -70,7 +70,9 @@ def embed_lines(ks: KnowledgeStore, rows: KnowledgeRows, embedder: Embedder | No
     lines already embedded are reused by text hash."""
     if embedder is None:
         return
-    known = ks.line_vectors()
+    # vectors of another embedder (or of an older revision of this one) are never reused
+    same = ks.store.get_meta("knowledge").get("lines_by") == embedder.identity
+    known = ks.line_vectors() if same else {}
     props = [c["props"] for c in rows.claims] + [r["props"] for rs in rows.relationships.values() for r in rs]
     todo = sorted({p["line_hash"]: p["line"] for p in props if p["line_hash"] not in known}.items())
     for start in range(0, len(todo), 256):
@@ -106,7 +108,7 @@ def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[s
     embed_lines(KnowledgeStore(store), rows, embedder)
     KnowledgeStore(store).replace(rows.entities, rows.mentions, rows.relationships, rows.claims,
                                   rows.claim_edges, rows.described_by)
-    store.set_meta("knowledge", {"signature": sig})
+    store.set_meta("knowledge", {"signature": sig, "lines_by": embedder.identity if embedder is not None else None})
     return True
 
 

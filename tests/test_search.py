@@ -164,7 +164,7 @@ def test_embedder_mismatch_is_an_error_until_reembed(store: Store, example_vault
     build(store, example_vault)
     store.set_meta("embedder", {"identity": "ollama:bge-m3:1024", "dimensions": 1024})
     with pytest.raises(EmbedderError, match=r"built with ollama:bge-m3:1024 but the configured embedder is "
-                                            r"onnx:all-MiniLM-L6-v2-int8:384: run `kb refresh --reembed`"):
+                                            r"onnx:all-MiniLM-L6-v2-int8:384:r2: run `kb refresh --reembed`"):
         build(store, example_vault)
     s = build(store, example_vault, reembed=True)
     assert s.embedded == s.counts["chunks"] and store.get_meta("embedder")["identity"] == EMB.identity

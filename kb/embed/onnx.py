@@ -27,6 +27,7 @@ def _load() -> tuple[Any, Any]:
     raw = resources.files("kb.data").joinpath("minilm-tokenizer.json.gz").read_bytes()
     tokenizer = Tokenizer.from_str(gzip.decompress(raw).decode("utf-8"))
     tokenizer.enable_truncation(MAX_TOKENS)
+    tokenizer.no_padding()  # the shipped tokenizer pads to 128: pads must not be pooled; _run pads per batch
     options = ort.SessionOptions()
     options.intra_op_num_threads = 2
     options.inter_op_num_threads = 1
@@ -43,7 +44,7 @@ class OnnxEmbedder:
 
     @property
     def identity(self) -> str:
-        return f"onnx:{self.model_name}:{self.dimensions}"
+        return f"onnx:{self.model_name}:{self.dimensions}:r2"  # r2: pads no longer pooled
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         tokenizer, session = _load()
