@@ -14,6 +14,7 @@ from typing import Any
 from extract.models import Extraction
 from extract.resolve import Mention, Overrides, norm, resolve
 from extract.timeline import timelines
+from kb.words import attribute_stems
 
 MAX_EVIDENCE = 5
 CANONICAL_FOLDERS = ("wiki/entities", "wiki/concepts")
@@ -138,6 +139,7 @@ def attach_lines(rows: KnowledgeRows) -> None:
         p = c["props"]
         p["line"] = claim_line(names[c["entity"]], p["attribute"], p["value"])
         p["line_hash"] = hashlib.sha1(p["line"].encode()).hexdigest()
+        p["attr_stems"] = attribute_stems(p["attribute"])
     for rtype, items in rows.relationships.items():
         for r in items:
             p = r["props"]

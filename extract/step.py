@@ -105,9 +105,12 @@ def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[s
     sig = rows.signature() + (f":{embedder.identity}" if embedder is not None else "")
     if not force and store.get_meta("knowledge").get("signature") == sig:
         return False
-    embed_lines(KnowledgeStore(store), rows, embedder)
-    KnowledgeStore(store).replace(rows.entities, rows.mentions, rows.relationships, rows.claims,
-                                  rows.claim_edges, rows.described_by)
+    ks = KnowledgeStore(store)
+    same_lines = embedder is not None and store.get_meta("knowledge").get("lines_by") == embedder.identity
+    embed_lines(ks, rows, embedder)
+    ks.replace(rows.entities, rows.mentions, rows.relationships, rows.claims, rows.claim_edges, rows.described_by)
+    if embedder is not None:
+        ks.ensure_line_index(embedder.dimensions, fresh=not same_lines)
     store.set_meta("knowledge", {"signature": sig, "lines_by": embedder.identity if embedder is not None else None})
     return True
 

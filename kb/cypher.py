@@ -46,6 +46,16 @@ def vector_indexes(dims: int) -> list[str]:
     return [vector_index(dims), vector_index(dims, PRIVATE_VECTOR_INDEX, "embedding_private")]
 
 
+CLAIM_LINE_INDEX = "claim_lines"
+
+
+def claim_line_index(dims: int) -> str:
+    """Claim lines' build-time vectors, so graph search finds the claims nearest a question without scoring
+    every claim of a large entity."""
+    return (f"CREATE VECTOR INDEX {CLAIM_LINE_INDEX} IF NOT EXISTS FOR (c:Claim) ON (c.line_vec) "
+            f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dims)}, `vector.similarity_function`: 'cosine'}}}}")
+
+
 def drop_vector_indexes() -> list[str]:
     return [f"DROP INDEX {VECTOR_INDEX} IF EXISTS", f"DROP INDEX {PRIVATE_VECTOR_INDEX} IF EXISTS"]
 
@@ -419,53 +429,91 @@ def entities_by_words() -> str:
             "node.mentions AS mentions ORDER BY score DESC, key")
 
 
-def entities_in_chunks() -> str:
-    return ("UNWIND $ids AS cid MATCH (:Chunk {id: cid})-[:MENTIONS]->(e:Entity) "
-            "WITH e, count(*) AS n RETURN e.key AS key, e.name AS name, e.hub AS hub, n "
-            "ORDER BY n DESC, e.mentions DESC, key LIMIT $limit")
+_SIM = ("CASE WHEN $qvec IS NULL OR {v}.line_vec IS NULL THEN null "
+        "ELSE vector.similarity.cosine({v}.line_vec, $qvec) END")
 
 
-def neighbours() -> str:
-    """One hop from each entry entity over typed relationships, strongest and newest first."""
-    return ("UNWIND $keys AS k MATCH (e:Entity {key: k})-[r]-(o:Entity) "
-            "WITH k, e, r, o ORDER BY r.count DESC, r.last_seen DESC, o.key "
-            "WITH k, collect({type: type(r), outgoing: startNode(r) = e, other: o.name, other_key: o.key, "
-            "hub: o:HubEntity, count: r.count, last_seen: r.last_seen, evidence: r.evidence, "
-            "chunk_ids: r.chunk_ids, modalities: r.modalities, line: r.line, "
-            "score: CASE WHEN $qvec IS NULL OR r.line_vec IS NULL THEN null "
-            "ELSE vector.similarity.cosine(r.line_vec, $qvec) END, "
-            "public_evidence: r.public_evidence, public_chunk_ids: r.public_chunk_ids}) AS rows "
-            "RETURN k AS entry, rows[..$limit] AS rows")
+def _link_map(r: str, start: str, o: str, via: str | None, score: str | None = None) -> str:
+    """A relationship as graph search reads it, with the note and date of its first (visible) chunk."""
+    via_part = f"via: {via}.name, " if via else ""
+    return (f"{{type: type({r}), outgoing: startNode({r}) = {start}, other: {o}.name, other_key: {o}.key, {via_part}"
+            f"hub: {o}:HubEntity, count: {r}.count, last_seen: {r}.last_seen, modalities: {r}.modalities, "
+            f"evidence: CASE WHEN $private THEN {r}.evidence[..1] ELSE {r}.public_evidence[..1] END, "
+            f"chunk_ids: CASE WHEN $private THEN {r}.chunk_ids[..1] ELSE {r}.public_chunk_ids[..1] END, "
+            f"cite_path: c.note_path, cite_date: c.date, score: {score or _SIM.format(v=r)}}}")
 
 
-def typed_two_hops() -> str:
-    """Two hops over the relationship types a question names, never through a hub."""
-    return ("UNWIND $keys AS k MATCH (e:Entity {key: k})-[r1]-(m:Entity)-[r2]-(o:Entity) "
-            "WHERE type(r1) IN $types AND type(r2) IN $types AND NOT m:HubEntity AND o <> e "
-            "WITH k, m, r2, o ORDER BY r2.count DESC, r2.last_seen DESC, o.key LIMIT $limit "
-            "RETURN k AS entry, {type: type(r2), outgoing: startNode(r2) = m, other: o.name, other_key: o.key, "
-            "via: m.name, hub: o:HubEntity, count: r2.count, last_seen: r2.last_seen, evidence: r2.evidence, "
-            "chunk_ids: r2.chunk_ids, modalities: r2.modalities, line: r2.line, "
-            "score: CASE WHEN $qvec IS NULL OR r2.line_vec IS NULL THEN null "
-            "ELSE vector.similarity.cosine(r2.line_vec, $qvec) END, "
-            "public_evidence: r2.public_evidence, public_chunk_ids: r2.public_chunk_ids} AS row")
+_ASKED = "any(s IN coalesce(cl.attr_stems, []) WHERE s IN $asked)"
+_VISIBLE_CLAIM = "($private OR NOT coalesce(cl.private, false))"
+# a claim with its timeline neighbours (superseded by, conflicts with, followed by), collected as one list
+_TIMELINE = ("OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
+             "OPTIONAL MATCH (cl)-[:CONFLICTS_WITH]-(x:Claim) "
+             "OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
+             "WITH k, e, cl, asked, score, collect(DISTINCT n {.value, .note_path, .note_date, .private, "
+             "as_of: coalesce(n.valid_from, n.note_date)}) AS sup, "
+             "collect(DISTINCT x {.value, .note_path, .note_date, .private}) AS conf, "
+             "collect(DISTINCT f {.value, .note_path, .private, as_of: coalesce(f.valid_from, f.note_date)}) AS then "
+             "ORDER BY k, cl.attribute, cl.id "
+             "RETURN collect({entry: k, entity: e.name, claim: cl {.attribute, .value, .quote, .modality, .valid_from, "
+             ".note_date, .note_path, .is_current, .private, .attr_stems}, chunk: [(c:Chunk)-[:SUPPORTS]->(cl) | c.id][0], "
+             "sup: sup, conf: conf, "
+             "then: then, score: score, asked: asked})")
 
 
-def entity_claim_timelines() -> str:
-    return ("UNWIND $keys AS k MATCH (cl:Claim)-[:ABOUT]->(e:Entity {key: k}) "
-            "WITH k, e, cl ORDER BY cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id "
-            "WITH k, e, collect(cl)[..$per_entity] AS cls UNWIND cls AS cl "
-            "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
-            "OPTIONAL MATCH (cl)-[:CONFLICTS_WITH]-(x:Claim) "
-            "OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
-            "WITH k, e, cl, collect(DISTINCT n {.value, .note_path, .note_date, .private, "
-            "as_of: coalesce(n.valid_from, n.note_date)}) AS sup, "
-            "collect(DISTINCT x {.value, .note_path, .note_date, .private}) AS conf, "
-            "collect(DISTINCT f {.value, .note_path, .private, as_of: coalesce(f.valid_from, f.note_date)}) AS then "
-            "RETURN k AS entry, e.name AS entity, cl {.*, line_vec: null} AS claim, sup, conf, then, "
-            "CASE WHEN $qvec IS NULL OR cl.line_vec IS NULL THEN null "
-            "ELSE vector.similarity.cosine(cl.line_vec, $qvec) END AS score "
-            "ORDER BY k, cl.attribute, cl.id")
+def _visible(r: str) -> str:
+    return f"($private OR size(coalesce({r}.public_chunk_ids, [])) > 0)"
+
+
+def _first_chunk(r: str) -> str:
+    return (f"OPTIONAL MATCH (c:Chunk {{id: CASE WHEN $private THEN {r}.chunk_ids[0] "
+            f"ELSE {r}.public_chunk_ids[0] END}}) ")
+
+
+def graph_context(vectors: bool) -> str:
+    """Everything graph search reads about its entry entities, in one round trip: the $seeds entities the
+    $chunk_ids mention most (besides the $named ones, which come first), each entry entity's strongest and
+    newest links ($limit per named entity, $seed_limit per seed, hubs allowed as ends; of those not of the $types the question names, only the
+    $others most similar to the question travel), two hops over the relationship types the question names
+    for $hop_keys (never through a hub), and claims: those whose attribute stems the question asks for
+    ($per_entity each, whole timelines) plus the $others most similar to the question. Private evidence and
+    claims only with $private."""
+    seeds = ("CALL () { UNWIND $chunk_ids AS cid MATCH (:Chunk {id: cid})-[:MENTIONS]->(e:Entity) "
+             "WHERE NOT e.key IN $named WITH e, count(*) AS n ORDER BY n DESC, e.mentions DESC, e.key LIMIT $seeds "
+             "RETURN collect({key: e.key, name: e.name}) AS seeds } "
+             "WITH seeds, $named + [s IN seeds | s.key] AS keys ")
+    links = ("CALL (keys) { UNWIND keys AS k MATCH (e:Entity {key: k})-[r]-(o:Entity) WHERE " + _visible("r") + " "
+             "WITH k, e, r, o ORDER BY r.count DESC, r.last_seen DESC, o.key, type(r) "
+             "WITH k, e, collect([r, o])[..CASE WHEN k IN $named THEN $limit ELSE $seed_limit END] AS top "
+             "UNWIND range(0, size(top) - 1) AS i "
+             "WITH k, e, i, top[i][0] AS r, top[i][1] AS o "
+             "WITH k, e, i, r, o, type(r) IN $types AS pinned, " + _SIM.format(v="r") + " AS score "
+             "ORDER BY pinned DESC, score DESC, k, i "
+             "WITH collect({k: k, e: e, i: i, r: r, o: o, pinned: pinned, score: score}) AS all "
+             "UNWIND [x IN all WHERE x.pinned] + [x IN all WHERE NOT x.pinned][..$others] AS x "
+             "WITH x.k AS k, x.e AS e, x.i AS i, x.r AS r, x.o AS o, x.score AS score " + _first_chunk("r") +
+             "RETURN collect({entry: k, rank: i, row: " + _link_map("r", "e", "o", None, "score") + "}) AS links } ")
+    hops = ("CALL () { UNWIND $hop_keys AS k MATCH (e:Entity {key: k})-[r1]-(m:Entity)-[r2]-(o:Entity) "
+            "WHERE type(r1) IN $types AND type(r2) IN $types AND NOT m:HubEntity AND o <> e AND "
+            + _visible("r1") + " AND " + _visible("r2") + " "
+            "WITH k, m, r2, o ORDER BY r2.count DESC, r2.last_seen DESC, o.key, m.key LIMIT $limit "
+            + _first_chunk("r2") + "RETURN collect({entry: k, row: " + _link_map("r2", "m", "o", "m") + "}) AS hops } ")
+    asked = ("CALL (keys) { UNWIND keys AS k MATCH (cl:Claim)-[:ABOUT]->(e:Entity {key: k}) "
+             "WHERE " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
+             "WITH k, e, cl ORDER BY cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id "
+             "WITH k, e, collect(cl)[..$per_entity] AS cls UNWIND cls AS cl "
+             "WITH k, e, cl, true AS asked, " + _SIM.format(v="cl") + " AS score " + _TIMELINE + " AS asked } ")
+    if vectors:  # the claims nearest the question, from the claim-line index, then those of the entry entities
+        others = ("CALL (keys) { UNWIND keys AS k MATCH (e:Entity {key: k}) WITH collect(e) AS es "
+                  f"CALL db.index.vector.queryNodes('{CLAIM_LINE_INDEX}', $fetch, $qvec) YIELD node AS cl, score "
+                  "MATCH (cl)-[:ABOUT]->(e:Entity) WHERE e IN es AND NOT " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
+                  "WITH e.key AS k, e, cl, score ORDER BY score DESC, cl.id LIMIT $others "
+                  "WITH k, e, cl, false AS asked, score " + _TIMELINE + " AS others } ")
+    else:  # no question vector: the newest current claims of the entry entities
+        others = ("CALL (keys) { UNWIND keys AS k MATCH (cl:Claim)-[:ABOUT]->(e:Entity {key: k}) "
+                  "WHERE NOT " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
+                  "WITH k, e, cl ORDER BY cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id "
+                  "LIMIT $others WITH k, e, cl, false AS asked, null AS score " + _TIMELINE + " AS others } ")
+    return seeds + links + hops + asked + others + "RETURN seeds, links, hops, asked + others AS claims"
 
 
 def chunk_dates() -> str:

@@ -49,6 +49,7 @@ class Store:
             raise StoreError(f"cannot reach Neo4j at {conn.uri} ({_first_line(exc)}): start it with "
                              "`kb db start` or set NEO4J_URI to a running server") from exc
         self.version = self._check_version()
+        self.line_index_seen = False
 
     def close(self) -> None:
         self.driver.close()
@@ -66,8 +67,9 @@ class Store:
             return session.execute_write(lambda tx: [r.data() for r in tx.run(statement, params)])
 
     def read(self, statement: str, **params: Any) -> list[dict[str, Any]]:
+        """Run one read-only statement as an auto-commit transaction (one round trip less than a managed one)."""
         with self.driver.session(database=self.conn.database, default_access_mode=neo4j.READ_ACCESS) as session:
-            return session.execute_read(lambda tx: [r.data() for r in tx.run(statement, params)])
+            return [r.data() for r in session.run(statement, params)]
 
     def run_batch(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Several statements in one transaction: all of them land, or none."""
@@ -260,22 +262,29 @@ class KnowledgeStore:
     def entities_by_words(self, lucene: str) -> list[dict[str, Any]]:
         return self.store.read(cypher.entities_by_words(), query=lucene)
 
-    def entities_in_chunks(self, ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
-        return self.store.read(cypher.entities_in_chunks(), ids=list(ids), limit=limit)
+    def has_line_index(self) -> bool:
+        """Whether claim lines have a vector index (remembered once seen, for a long-lived server)."""
+        if not self.store.line_index_seen:
+            self.store.line_index_seen = cypher.CLAIM_LINE_INDEX in self.store.index_names()
+        return self.store.line_index_seen
 
-    def neighbours(self, keys: Sequence[str], limit: int,
-                   qvec: list[float] | None = None) -> dict[str, list[dict[str, Any]]]:
-        """Links of each entity, each scored against the question vector on the server."""
-        rows = self.store.read(cypher.neighbours(), keys=list(keys), limit=limit, qvec=qvec)
-        return {r["entry"]: r["rows"] for r in rows}
+    def ensure_line_index(self, dims: int, fresh: bool) -> None:
+        """The claim-line vector index for this embedder's dimensions; `fresh` drops one made by another."""
+        if fresh:
+            self.store.run_autocommit(f"DROP INDEX {cypher.CLAIM_LINE_INDEX} IF EXISTS")
+        self.store.run_autocommit(cypher.claim_line_index(dims))
+        self.store.await_indexes()
 
-    def typed_two_hops(self, keys: Sequence[str], types: Sequence[str], limit: int,
-                       qvec: list[float] | None = None) -> list[dict[str, Any]]:
-        return self.store.read(cypher.typed_two_hops(), keys=list(keys), types=list(types), limit=limit, qvec=qvec)
-
-    def claim_timelines(self, keys: Sequence[str], per_entity: int = 40,
-                        qvec: list[float] | None = None) -> list[dict[str, Any]]:
-        return self.store.read(cypher.entity_claim_timelines(), keys=list(keys), per_entity=per_entity, qvec=qvec)
+    def graph_context(self, named: Sequence[str], chunk_ids: Sequence[str], seeds: int, hop_keys: Sequence[str],
+                      types: Sequence[str], asked: Sequence[str], qvec: list[float] | None, limit: int,
+                      seed_limit: int, per_entity: int, others: int, include_private: bool) -> dict[str, list[dict[str, Any]]]:
+        """Seed entities, links, typed two-hop links and claims of the entry entities in one round trip."""
+        vectors = qvec is not None and self.has_line_index()
+        row = self.store.read(cypher.graph_context(vectors), named=list(named), chunk_ids=list(chunk_ids),
+                              seeds=seeds, hop_keys=list(hop_keys), types=list(types), asked=list(asked), qvec=qvec,
+                              limit=limit, seed_limit=seed_limit, per_entity=per_entity, others=others, fetch=max(100, others * 4),
+                              private=include_private)[0]
+        return {k: row[k] for k in ("seeds", "links", "hops", "claims")}
 
     def chunk_dates(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in self.store.read(cypher.chunk_dates(), ids=list(ids))}

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from kb.embed import Embedder
 from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
-from search.hybrid import Filters, hybrid_search
+from search.current import asked_year, lead_claims, promote
+from search.hybrid import Filters, hybrid_search, notes_for_chunks
+from kb.words import question_stems
 from search.lines import Line, claim_lines, link_line
 
 PRONOUNS = frozenset("i me my we us our you he him his she her it its they them their this that who".split())
@@ -35,7 +38,8 @@ class GraphConfig:
 
     k: int = 20
     seeds: int = 8
-    links_per_entity: int = 25
+    links_per_entity: int = 25  # per entity the question names
+    links_per_seed: int = 8  # per entity found only in the top notes
     two_hops: bool = True
     trim_margin: float = 0.15
     trim: bool = True
@@ -43,10 +47,11 @@ class GraphConfig:
     graph_share: float = 0.40
     max_claims: int = 60
     max_lines: int = 30  # unpinned lines kept after the trim
+    promote: int = 3  # notes stating the current (or asked-year) value moved to the top; 0 keeps hybrid's order
 
 
 PRESETS = {"default": GraphConfig(), "no-trim": GraphConfig(trim=False), "wide": GraphConfig(seeds=12, trim_margin=0.25),
-           "one-hop": GraphConfig(two_hops=False)}
+           "one-hop": GraphConfig(two_hops=False), "no-promote": GraphConfig(promote=0)}
 
 
 def implied_types(question: str) -> list[str]:
@@ -80,44 +85,46 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
                  cfg: GraphConfig = GraphConfig(), filters: Filters | None = None) -> dict[str, Any]:
     """Hybrid results plus trimmed graph lines within one token budget; byte-for-byte deterministic."""
     t0 = time.perf_counter()
-    qvec = embedder.embed_query(question) if embedder is not None else None
-    base = hybrid_search(index, embedder, question, k=cfg.k, filters=filters, qvec=qvec)
+    with ThreadPoolExecutor(max_workers=1) as pool:  # names in the question are looked up while hybrid runs
+        finding = pool.submit(named_entities, ks, question)
+        qvec = embedder.embed_query(question) if embedder is not None else None
+        base = hybrid_search(index, embedder, question, k=cfg.k, filters=filters, qvec=qvec)
+        named = finding.result()
     t1 = time.perf_counter()
-    named = named_entities(ks, question)
     chunk_ids = [c["id"] for r in base["results"][:5] for c in r["chunks"]]
-    seeds = [e for e in ks.entities_in_chunks(chunk_ids, cfg.seeds) if e["key"] not in {n["key"] for n in named}]
-    entry = {e["key"]: e["name"] for e in named + seeds}  # key -> name, named entities first
     types = implied_types(question)
-    lines = _lines(ks, entry, [e["key"] for e in named], types, cfg,
-                   bool(filters and filters.include_private), qvec, re.findall(r"\w+", question))
+    ctx = ks.graph_context([e["key"] for e in named], chunk_ids, cfg.seeds,
+                           [e["key"] for e in named] if types and cfg.two_hops else [], types,
+                           sorted(question_stems(question)), qvec, cfg.links_per_entity, cfg.links_per_seed, cfg.max_claims,
+                           cfg.max_lines if cfg.trim else 1000, bool(filters and filters.include_private))
+    seeds = ctx["seeds"]
+    entry = {e["key"]: e["name"] for e in named + seeds}  # key -> name, named entities first
+    lines = _lines(ctx, entry, types, bool(filters and filters.include_private), cfg.max_claims)
     kept, dropped = trim(lines, qvec is not None, cfg)
+    base["results"] = _current_first(index, base["results"], ctx["claims"], {e["key"] for e in named}, question,
+                                     cfg, filters)
     t2 = time.perf_counter()
-    graph_text, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
+    tokens, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
     base.update(mode="graph", graph={
-        "entry_entities": [{"name": e["name"], "key": e["key"], "named": e in named} for e in named + seeds],
+        "entry_entities": [{"name": e["name"], "key": e["key"], "named": n < len(named)}
+                           for n, e in enumerate(named + seeds)],
         "implied_relationships": types, "lines": [asdict(line) for line in used],
-        "dropped_by_trim": dropped, "tokens": count_tokens(graph_text), "config": asdict(cfg)})
+        "dropped_by_trim": dropped, "tokens": tokens, "config": asdict(cfg)})
     base["timing"] = {**base["timing"], "hybrid_ms": round((t1 - t0) * 1e3, 2),
                       "graph_ms": round((t2 - t1) * 1e3, 2)}
     return base
 
 
-STOP = frozenset("what when who how did does do is was were the a an of for to in on our we our my has have "
-                 "and or it its this that with by at from change changed over time".split())
-
-
-GENERIC_ATTR = frozenset("count date status amount value number rate total name type level share".split())
-
-
-def _stems(words: Any) -> set[str]:
-    """Lower-cased words without a plural s, minus question words: 'customers' asks for customer_count."""
-    out = set()
-    for w in words:
-        w = w.lower()
-        if w in STOP or len(w) < 3:
-            continue
-        out.add(w[:-1] if w.endswith("s") and len(w) > 3 else w)
-    return out
+def _current_first(index: SearchIndex, results: list[dict[str, Any]], claims: list[dict[str, Any]],
+                   named: set[str], question: str, cfg: GraphConfig, filters: Filters | None) -> list[dict[str, Any]]:
+    """Notes stating the value the question asks for go first; a note outside the results joins them only
+    when no folder, tag or date filter is set (it might not pass one)."""
+    year = asked_year(question)
+    leads = lead_claims(claims, named, question_stems(question), year)
+    narrowed = filters is not None and any(v is not None for v in filters.params().values())
+    reason = f"states the value in {year}" if year else "states the current value"
+    return promote(results, leads, cfg.promote, reason,
+                   lambda pairs: [] if narrowed else notes_for_chunks(index, pairs))
 
 
 def _public(row: dict[str, Any]) -> dict[str, Any]:
@@ -125,19 +132,14 @@ def _public(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, **{k: [x for x in row[k] if not x.get("private")] for k in ("sup", "conf", "then")}}
 
 
-def _lines(ks: KnowledgeStore, entry: dict[str, str], named: list[str], types: list[str], cfg: GraphConfig,
-           include_private: bool, qvec: list[float] | None, question_words: list[str]) -> list[Line]:
-    if not entry:
-        return []
+def _lines(ctx: dict[str, list[dict[str, Any]]], entry: dict[str, str], types: list[str], include_private: bool,
+           max_claims: int) -> list[Line]:
+    """Link and claim lines from what graph_context read: named relationships and asked-for timelines pinned."""
+    place = {key: n for n, key in enumerate(entry)}
+    links = sorted(ctx["links"], key=lambda h: (place[h["entry"]], h["rank"]))  # entry order, strongest first
+    rows = [(h["entry"], h["row"], h["row"]["type"] in types) for h in links]
+    rows += [(h["entry"], h["row"], True) for h in ctx["hops"]]
     out: list[Line] = []
-    neighbours = ks.neighbours(list(entry), cfg.links_per_entity, qvec)
-    hops = ks.typed_two_hops(named, types, cfg.links_per_entity, qvec) if types and cfg.two_hops and named else []
-    rows = [(key, row, row["type"] in types) for key in entry for row in neighbours.get(key, [])]
-    rows += [(h["entry"], h["row"], True) for h in hops]
-    if not include_private:  # only what notes outside private folders say
-        rows = [(k, {**r, "evidence": r["public_evidence"], "chunk_ids": r["public_chunk_ids"]}, p)
-                for k, r, p in rows if r.get("public_chunk_ids")]
-    cites = ks.chunk_dates(sorted({r["chunk_ids"][0] for _, r, _ in rows if r.get("chunk_ids")}))
     seen_links: set[tuple[Any, ...]] = set()
     for key, row, pinned in rows:
         ident = (row["type"], frozenset((entry.get(key, ""), row.get("via") or "", row["other"])),
@@ -145,20 +147,12 @@ def _lines(ks: KnowledgeStore, entry: dict[str, str], named: list[str], types: l
         if ident in seen_links:  # the same relationship seen from its other end
             continue
         seen_links.add(ident)
-        first = cites.get((row.get("chunk_ids") or [""])[0], {})
         out.append(link_line({**row, "entry_name": entry.get(key, "")}, pinned,
-                             (first.get("path", ""), first.get("date"))))
-    claims = [_public(r) if not include_private else r for r in ks.claim_timelines(list(entry), per_entity=200, qvec=qvec)
-              if include_private or not r["claim"].get("private")]
-    asked = _stems(question_words)
-    matched: list[dict[str, Any]] = []
-    rest: list[dict[str, Any]] = []
-    for r in claims:
-        asks_for = (_stems(r["claim"]["attribute"].split("_")) - GENERIC_ATTR) & asked
-        (matched if asks_for else rest).append(r)
+                             (row.get("cite_path") or "", row.get("cite_date"))))
+    claims = [r if include_private else _public(r) for r in ctx["claims"]]
     # the timeline of an attribute the question asks about is kept whole (never trimmed), current first
-    out += [replace(ln, pinned=True) for ln in claim_lines(matched, cfg.max_claims)]
-    out += claim_lines(rest, cfg.max_claims)
+    out += [replace(ln, pinned=True) for ln in claim_lines([r for r in claims if r["asked"]], max_claims)]
+    out += claim_lines([r for r in claims if not r["asked"]], max_claims)
     seen: dict[str, Line] = {}
     for line in out:  # one line per text; a pinned copy wins
         if line.text not in seen or (line.pinned and not seen[line.text].pinned):
@@ -184,7 +178,8 @@ def trim(lines: list[Line], scored_on_server: bool, cfg: GraphConfig) -> tuple[l
     return kept, len(scored) - len(kept)
 
 
-def _pack_lines(lines: list[Line], budget: int) -> tuple[str, list[Line]]:
+def _pack_lines(lines: list[Line], budget: int) -> tuple[int, list[Line]]:
+    """The lines that fit the budget, in order, and their token count (a newline each)."""
     used: list[Line] = []
     total = 0
     for line in lines:
@@ -193,4 +188,4 @@ def _pack_lines(lines: list[Line], budget: int) -> tuple[str, list[Line]]:
             continue
         used.append(line)
         total += n
-    return "\n".join(ln.text for ln in used), used
+    return total, used

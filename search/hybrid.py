@@ -179,6 +179,13 @@ def flat_chunks(index: SearchIndex, embedder: Embedder | None, question: str, li
             "chunks": [{"path": h.path, **_chunk_json(h, details.get(h.id, {}))} for h in hits]}
 
 
+def notes_for_chunks(index: SearchIndex, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Result entries for notes outside a ranking, each with one given chunk (path, chunk id) and no score."""
+    details = index.chunks([cid for _, cid in pairs])
+    return [_note_json(0, NoteHit(path, 0.0, None, None, [ChunkHit(cid, path)]), details)
+            for path, cid in pairs if cid in details]
+
+
 def _note_json(rank: int, note: NoteHit, details: dict[str, dict[str, Any]]) -> dict[str, Any]:
     first = details.get(note.chunks[0].id, {}) if note.chunks else {}
     return {

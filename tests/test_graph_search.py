@@ -100,3 +100,26 @@ def test_search_cli_auto_says_why(built: Store) -> None:
     result = CliRunner().invoke(cli, ["search", CHAIN, "--mode", "auto", "--json"])
     data = json.loads(result.output)
     assert data["mode"] == "graph" and data["router"]["reason"].startswith("introductions")
+
+
+def test_notes_with_the_current_value_go_first(built: Store) -> None:
+    question = "How has Lumen Ledger's customer count changed over time?"
+    private = Filters(include_private=True)
+    graph = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, question, filters=private)
+    plain = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, question, PRESETS["no-promote"], private)
+    hybrid = run_search(built, EMB, question, "hybrid", filters=private)
+    assert [r["path"] for r in plain["results"]] == [r["path"] for r in hybrid["results"]]
+    top = graph["results"][0]
+    assert top["promoted"] == "states the current value" and top["rank"] == 1
+    current = [t for t in texts(graph) if "customer_count = 341" in t and "(CURRENT" in t]
+    assert current and f"[{top['path']}," in " ".join(current), (top["path"], current)
+    assert [r["rank"] for r in graph["results"]] == list(range(1, len(graph["results"]) + 1))
+    assert len(graph["results"]) == len(hybrid["results"])
+
+
+def test_a_named_year_asks_for_the_value_then(built: Store) -> None:
+    result = graph_search(SearchIndex(built), KnowledgeStore(built), EMB,
+                          "How many customers did Lumen Ledger have in 2023?", filters=Filters(include_private=True))
+    promoted = [r for r in result["results"] if r.get("promoted")]
+    assert promoted and all(r["promoted"] == "states the value in 2023" for r in promoted)
+    assert all("341" not in c["text"] for r in promoted for c in r["chunks"])

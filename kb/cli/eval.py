@@ -23,7 +23,7 @@ from kb.progress import Bars
 from kb.refresh import refresh
 from kb.store import SearchIndex
 
-MODES = ("hybrid", "flat", "graph", "auto", "graph-notrim")
+MODES = ("hybrid", "flat", "graph", "auto", "graph-notrim", "graph-nopromote")
 
 
 @click.group("eval")
@@ -97,7 +97,8 @@ def run(questions: str, vault: str, modes: str, split: str | None, out_dir: str 
         builders: dict[str, Callable[[], Mode]] = {
             "hybrid": lambda: hybrid_mode(index, emb), "flat": lambda: flat_mode(index, emb),
             "graph": lambda: graph_mode(st, emb), "auto": lambda: graph_mode(st, emb, mode="auto"),
-            "graph-notrim": lambda: graph_mode(st, emb, preset="no-trim")}
+            "graph-notrim": lambda: graph_mode(st, emb, preset="no-trim"),
+            "graph-nopromote": lambda: graph_mode(st, emb, preset="no-promote")}
         table: dict[str, Mode] = {m: builders[m]() for m in names}
         with Bars(quiet=as_json).step("questions", len(qs)) as advance:
             rows = run_modes(qs, table, advance=advance)
