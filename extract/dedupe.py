@@ -1,12 +1,14 @@
-"""Near-duplicate entities the rules miss ("MindReader AI" / "Mindreader"): candidates by name containment
-and character similarity, judged by the extractor in two passes (accept, then a stricter confirm).
+"""Near-duplicate entities the rules miss ("MindReader AI" / "Mindreader"): candidates by name containment,
+character similarity and closeness of name embeddings, judged by the extractor in two passes (accept, then a stricter confirm).
 Decisions are cached, so only new pairs are ever judged; a rebuild uses cached decisions alone."""
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -66,6 +68,62 @@ def candidates(entities: list[dict[str, Any]], min_similarity: float = 0.9) -> l
     return sorted(set(out), key=lambda c: (c.a, c.b))
 
 
+def vector_candidates(entities: list[dict[str, Any]], vectors: Mapping[str, Sequence[float]],
+                      min_cosine: float = 0.9, only: set[str] | None = None, block: int = 1024) -> list[Candidate]:
+    """Pairs in one namespace whose name vectors are close (cosine rounded to 4 places, so the same vectors
+    always give the same pairs); with `only`, just the pairs that involve one of those keys. People are left
+    out: a person's name carries no meaning to embed, and similar names of two people are what the rules and
+    the confirm pass must keep apart."""
+    by_space: dict[str, list[dict[str, Any]]] = {}
+    for e in entities:
+        space = e["key"].split(":", 1)[0]
+        if space != "person" and e["key"] in vectors:
+            by_space.setdefault(space, []).append(e)
+    out: set[Candidate] = set()
+    for space in sorted(by_space):
+        items = sorted(by_space[space], key=lambda e: e["key"])
+        rows = [i for i, e in enumerate(items) if only is None or e["key"] in only]
+        if not rows or len(items) < 2:
+            continue
+        m = np.asarray([vectors[e["key"]] for e in items], dtype=np.float64)
+        m /= np.clip(np.linalg.norm(m, axis=1, keepdims=True), 1e-12, None)
+        for start in range(0, len(rows), block):
+            part = rows[start:start + block]
+            sims = np.round(m[part] @ m.T, 4)
+            for r, c in zip(*np.nonzero(sims >= min_cosine)):
+                i, j = part[int(r)], int(c)
+                if i != j:
+                    a, b = sorted((items[i]["key"], items[j]["key"]))
+                    out.add(Candidate(a, b, f"similar name embeddings ({sims[r, c]:.2f})"))
+    return sorted(out, key=lambda c: (c.a, c.b))
+
+
+def remembered_vector_candidates(entities: list[dict[str, Any]], vectors: Mapping[str, Sequence[float]],
+                                 identity: str, cache: ExtractionCache) -> list[Candidate]:
+    """Embedding candidates where only names never compared before are compared (against all names): the
+    keys compared and the pairs found are kept in the cache per embedder, so a refresh of a large vault does
+    not redo an all-pairs comparison."""
+    key = cache_key(identity, f"{DEDUPE_VERSION}/name-pairs", "state")
+    state = cache.get(key) or {"keys": [], "pairs": []}
+    current = {e["key"] for e in entities if e["key"] in vectors}
+    new = current - set(state["keys"])
+    found = {(a, b): why for a, b, why in state["pairs"]}
+    if new:
+        for c in vector_candidates(entities, vectors, only=new):
+            found.setdefault((c.a, c.b), c.why)
+        cache.put(key, {"kind": "dedupe-name-pairs", "embedder": identity, "keys": sorted(current),
+                        "pairs": [[a, b, why] for (a, b), why in sorted(found.items())]})
+    return [Candidate(a, b, why) for (a, b), why in sorted(found.items()) if a in current and b in current]
+
+
+def all_candidates(entities: list[dict[str, Any]], vector_pairs: Sequence[Candidate] = ()) -> list[Candidate]:
+    """String candidates, plus embedding candidates for pairs the strings did not propose."""
+    found = {(c.a, c.b): c for c in candidates(entities)}
+    for c in vector_pairs:
+        found.setdefault((c.a, c.b), c)
+    return [found[k] for k in sorted(found)]
+
+
 def _why(x: str, y: str, min_similarity: float) -> str | None:
     tx, ty = set(x.split()), set(y.split())
     short, long_ = (tx, ty) if len(tx) <= len(ty) else (ty, tx)
@@ -122,15 +180,18 @@ class Judge:
         return result
 
 
-def judged_merges(entities: list[dict[str, Any]], judge: Judge,
-                  remote: bool = True) -> tuple[list[tuple[str, str, str]], list[dict[str, Any]]]:
+def judged_merges(entities: list[dict[str, Any]], judge: Judge, remote: bool = True,
+                  vectors: Mapping[str, Sequence[float]] | None = None, identity: str = ""
+                  ) -> tuple[list[tuple[str, str, str]], list[dict[str, Any]]]:
     """Merges both passes accepted (child, root, reason), and a log of every decision.
 
     A remote judge never sees an entity known only from private notes."""
     ents = {e["key"]: e for e in entities if not (remote and e.get("private_only"))}
     merges: list[tuple[str, str, str]] = []
     log: list[dict[str, Any]] = []
-    for pair in candidates(list(ents.values())):
+    pool = list(ents.values())
+    near = remembered_vector_candidates(pool, vectors, identity, judge.cache) if vectors else []
+    for pair in all_candidates(pool, near):
         decision = judge.decide(pair, ents)
         if decision is None:
             continue

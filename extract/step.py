@@ -83,6 +83,21 @@ def embed_lines(ks: KnowledgeStore, rows: KnowledgeRows, embedder: Embedder | No
         p["line_vec"] = known.get(p["line_hash"])
 
 
+def name_vectors(ks: KnowledgeStore, names: set[str], embedder: Embedder) -> dict[str, list[float]]:
+    """A vector per entity name (for near-duplicate candidates), reusing those already in the graph."""
+    same = ks.store.get_meta("knowledge").get("lines_by") == embedder.identity
+    known = ks.name_vectors() if same else {}
+    return embed_missing(known, names, embedder)
+
+
+def embed_missing(known: dict[str, list[float]], names: set[str], embedder: Embedder) -> dict[str, list[float]]:
+    todo = sorted(names - set(known))
+    for start in range(0, len(todo), 256):
+        batch = todo[start:start + 256]
+        known.update(zip(batch, embedder.embed_documents(batch)))
+    return known
+
+
 def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]], force: bool,
                 extractor: Extractor | None = None, embedder: Embedder | None = None, retype: bool = False) -> bool:
     """Resolve (rules, then judged near-duplicates), build timelines and hubs, and write the layer if its
@@ -93,7 +108,11 @@ def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[s
     rows = build_rows(outcome.results, by_id, overrides, canonical)
     cache = cache_for(cfg, graph_vault(store))
     judge = Judge(model_name(cfg), cache, extractor)
-    merges, outcome.dedupe = judged_merges(rows.entities, judge, extractor.remote if extractor else True)
+    ks = KnowledgeStore(store)
+    by_name = name_vectors(ks, {e["name"] for e in rows.entities}, embedder) if embedder is not None else {}
+    vectors = {e["key"]: by_name[e["name"]] for e in rows.entities} if by_name else None
+    merges, outcome.dedupe = judged_merges(rows.entities, judge, extractor.remote if extractor else True, vectors,
+                                           embedder.identity if embedder is not None else "")
     if merges:
         rows = build_rows(outcome.results, by_id, overrides, canonical, merges)
     checker = Checker(model_name(cfg), cache, extractor)
@@ -105,11 +124,12 @@ def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[s
     sig = rows.signature() + (f":{embedder.identity}" if embedder is not None else "")
     if not force and store.get_meta("knowledge").get("signature") == sig:
         return False
-    ks = KnowledgeStore(store)
     same_lines = embedder is not None and store.get_meta("knowledge").get("lines_by") == embedder.identity
     embed_lines(ks, rows, embedder)
     ks.replace(rows.entities, rows.mentions, rows.relationships, rows.claims, rows.claim_edges, rows.described_by)
     if embedder is not None:
+        by_name = embed_missing(by_name, {e["name"] for e in rows.entities}, embedder)
+        ks.set_name_vectors({e["key"]: by_name[e["name"]] for e in rows.entities})
         ks.ensure_line_index(embedder.dimensions, fresh=not same_lines)
     store.set_meta("knowledge", {"signature": sig, "lines_by": embedder.identity if embedder is not None else None})
     return True

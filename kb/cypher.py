@@ -455,7 +455,8 @@ _TIMELINE = ("OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
              "collect(DISTINCT f {.value, .note_path, .private, as_of: coalesce(f.valid_from, f.note_date)}) AS then "
              "ORDER BY k, cl.attribute, cl.id "
              "RETURN collect({entry: k, entity: e.name, claim: cl {.attribute, .value, .quote, .modality, .valid_from, "
-             ".note_date, .note_path, .is_current, .private, .attr_stems}, chunk: [(c:Chunk)-[:SUPPORTS]->(cl) | c.id][0], "
+             ".note_date, .note_path, .is_current, .private, .attr_stems}, "
+             "chunk: [(c:Chunk)-[:SUPPORTS]->(cl) | c.id][0], "
              "sup: sup, conf: conf, "
              "then: then, score: score, asked: asked})")
 
@@ -469,14 +470,15 @@ def _first_chunk(r: str) -> str:
             f"ELSE {r}.public_chunk_ids[0] END}}) ")
 
 
-def graph_context(vectors: bool) -> str:
-    """Everything graph search reads about its entry entities, in one round trip: the $seeds entities the
-    $chunk_ids mention most (besides the $named ones, which come first), each entry entity's strongest and
-    newest links ($limit per named entity, $seed_limit per seed, hubs allowed as ends; of those not of the $types the question names, only the
-    $others most similar to the question travel), two hops over the relationship types the question names
-    for $hop_keys (never through a hub), and claims: those whose attribute stems the question asks for
-    ($per_entity each, whole timelines) plus the $others most similar to the question. Private evidence and
-    claims only with $private."""
+def graph_context(vectors: bool, part: str = "all") -> str:
+    """Everything graph search reads about its entry entities: the $seeds entities the $chunk_ids mention
+    most (besides the $named ones, which come first); each entry entity's strongest and newest links ($limit
+    per named entity, $seed_limit per seed, hubs allowed as ends; of those not of the $types the question
+    names, only the $others most similar to the question travel); two hops over the $types for $hop_keys
+    (never through a hub); and claims: those whose attribute stems the question asks for ($per_entity each,
+    whole timelines) plus the $others most similar to it. Private evidence and claims only with $private.
+    `part` = "links" or "claims" gives half of it (each half finds the seeds), so the two can run side by
+    side."""
     seeds = ("CALL () { UNWIND $chunk_ids AS cid MATCH (:Chunk {id: cid})-[:MENTIONS]->(e:Entity) "
              "WHERE NOT e.key IN $named WITH e, count(*) AS n ORDER BY n DESC, e.mentions DESC, e.key LIMIT $seeds "
              "RETURN collect({key: e.key, name: e.name}) AS seeds } "
@@ -513,11 +515,23 @@ def graph_context(vectors: bool) -> str:
                   "WHERE NOT " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
                   "WITH k, e, cl ORDER BY cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id "
                   "LIMIT $others WITH k, e, cl, false AS asked, null AS score " + _TIMELINE + " AS others } ")
+    if part == "links":
+        return seeds + links + hops + "RETURN seeds, links, hops"
+    if part == "claims":
+        return seeds + asked + others + "RETURN seeds, asked + others AS claims"
     return seeds + links + hops + asked + others + "RETURN seeds, links, hops, asked + others AS claims"
 
 
 def chunk_dates() -> str:
     return "UNWIND $ids AS cid MATCH (c:Chunk {id: cid}) RETURN c.id AS id, c.note_path AS path, c.date AS date"
+
+
+def name_vectors() -> str:
+    return "MATCH (e:Entity) WHERE e.name_vec IS NOT NULL RETURN e.name AS name, e.name_vec AS v"
+
+
+def set_name_vectors() -> str:
+    return "UNWIND $rows AS row MATCH (e:Entity {key: row.key}) SET e.name_vec = row.vec"
 
 
 def line_vectors() -> str:

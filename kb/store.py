@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator, Mapping, Sequence
 
 import neo4j
@@ -256,6 +257,14 @@ class KnowledgeStore:
     def find_entities(self, name: str) -> list[dict[str, Any]]:
         return [r["e"] for r in self.store.read(cypher.entity_candidates(), name=name)]
 
+    def name_vectors(self) -> dict[str, list[float]]:
+        return {r["name"]: r["v"] for r in self.store.read(cypher.name_vectors())}
+
+    def set_name_vectors(self, vectors: Mapping[str, list[float]]) -> None:
+        rows = [{"key": k, "vec": v} for k, v in sorted(vectors.items())]
+        for start in range(0, len(rows), 5000):
+            self.store.run(cypher.set_name_vectors(), rows=rows[start:start + 5000])
+
     def line_vectors(self) -> dict[str, list[float]]:
         return {r["h"]: r["v"] for r in self.store.read(cypher.line_vectors())}
 
@@ -277,13 +286,16 @@ class KnowledgeStore:
 
     def graph_context(self, named: Sequence[str], chunk_ids: Sequence[str], seeds: int, hop_keys: Sequence[str],
                       types: Sequence[str], asked: Sequence[str], qvec: list[float] | None, limit: int,
-                      seed_limit: int, per_entity: int, others: int, include_private: bool) -> dict[str, list[dict[str, Any]]]:
-        """Seed entities, links, typed two-hop links and claims of the entry entities in one round trip."""
+                      seed_limit: int, per_entity: int, others: int,
+                      include_private: bool) -> dict[str, list[dict[str, Any]]]:
+        """Seed entities, links, typed two-hop links and claims of the entry entities: two queries side by side."""
         vectors = qvec is not None and self.has_line_index()
-        row = self.store.read(cypher.graph_context(vectors), named=list(named), chunk_ids=list(chunk_ids),
-                              seeds=seeds, hop_keys=list(hop_keys), types=list(types), asked=list(asked), qvec=qvec,
-                              limit=limit, seed_limit=seed_limit, per_entity=per_entity, others=others, fetch=max(100, others * 4),
-                              private=include_private)[0]
+        params = dict(named=list(named), chunk_ids=list(chunk_ids), seeds=seeds, hop_keys=list(hop_keys),
+                      types=list(types), asked=list(asked), qvec=qvec, limit=limit, seed_limit=seed_limit,
+                      per_entity=per_entity, others=others, fetch=max(100, others * 4), private=include_private)
+        with ThreadPoolExecutor(max_workers=1) as pool:  # the two halves run side by side on the server
+            claims = pool.submit(self.store.read, cypher.graph_context(vectors, "claims"), **params)
+            row = {**self.store.read(cypher.graph_context(vectors, "links"), **params)[0], **claims.result()[0]}
         return {k: row[k] for k in ("seeds", "links", "hops", "claims")}
 
     def chunk_dates(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:

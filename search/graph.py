@@ -50,7 +50,8 @@ class GraphConfig:
     promote: int = 3  # notes stating the current (or asked-year) value moved to the top; 0 keeps hybrid's order
 
 
-PRESETS = {"default": GraphConfig(), "no-trim": GraphConfig(trim=False), "wide": GraphConfig(seeds=12, trim_margin=0.25),
+PRESETS = {"default": GraphConfig(), "no-trim": GraphConfig(trim=False),
+           "wide": GraphConfig(seeds=12, trim_margin=0.25),
            "one-hop": GraphConfig(two_hops=False), "no-promote": GraphConfig(promote=0)}
 
 
@@ -95,12 +96,14 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
     types = implied_types(question)
     ctx = ks.graph_context([e["key"] for e in named], chunk_ids, cfg.seeds,
                            [e["key"] for e in named] if types and cfg.two_hops else [], types,
-                           sorted(question_stems(question)), qvec, cfg.links_per_entity, cfg.links_per_seed, cfg.max_claims,
-                           cfg.max_lines if cfg.trim else 1000, bool(filters and filters.include_private))
+                           sorted(question_stems(question)), qvec, cfg.links_per_entity, cfg.links_per_seed,
+                           cfg.max_claims, cfg.max_lines if cfg.trim else 1000,
+                           bool(filters and filters.include_private))
     seeds = ctx["seeds"]
     entry = {e["key"]: e["name"] for e in named + seeds}  # key -> name, named entities first
     lines = _lines(ctx, entry, types, bool(filters and filters.include_private), cfg.max_claims)
     kept, dropped = trim(lines, qvec is not None, cfg)
+    kept, repeated = _unrepeated(kept, base["results"], cfg)
     base["results"] = _current_first(index, base["results"], ctx["claims"], {e["key"] for e in named}, question,
                                      cfg, filters)
     t2 = time.perf_counter()
@@ -109,7 +112,7 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
         "entry_entities": [{"name": e["name"], "key": e["key"], "named": n < len(named)}
                            for n, e in enumerate(named + seeds)],
         "implied_relationships": types, "lines": [asdict(line) for line in used],
-        "dropped_by_trim": dropped, "tokens": tokens, "config": asdict(cfg)})
+        "dropped_by_trim": dropped, "dropped_as_read_in_chunks": repeated, "tokens": tokens, "config": asdict(cfg)})
     base["timing"] = {**base["timing"], "hybrid_ms": round((t1 - t0) * 1e3, 2),
                       "graph_ms": round((t2 - t1) * 1e3, 2)}
     return base
@@ -176,6 +179,20 @@ def trim(lines: list[Line], scored_on_server: bool, cfg: GraphConfig) -> tuple[l
     rest = sorted((ln for ln in kept if not ln.pinned), key=lambda ln: (-round(ln.score, 6), ln.order, ln.text))
     kept = pinned + rest[:cfg.max_lines]
     return kept, len(scored) - len(kept)
+
+
+def _unrepeated(lines: list[Line], results: list[dict[str, Any]], cfg: GraphConfig) -> tuple[list[Line], int]:
+    """Unpinned lines whose own chunk is among the chunks surely in the context (those within the chunks'
+    share of the budget) are dropped: the answerer reads that passage anyway, and the tokens go to chunks."""
+    shown: set[str] = set()
+    room = cfg.budget - int(cfg.budget * cfg.graph_share)
+    for chunk in (c for r in results for c in r["chunks"]):
+        room -= int(chunk.get("tokens") or 0)
+        if room < 0:
+            break
+        shown.add(chunk["id"])
+    kept = [ln for ln in lines if ln.pinned or not ln.chunk or ln.chunk not in shown]
+    return kept, len(lines) - len(kept)
 
 
 def _pack_lines(lines: list[Line], budget: int) -> tuple[int, list[Line]]:

@@ -22,6 +22,7 @@ class Line:
     score: float = 0.0
     sim: float | None = None  # cosine of the line's build-time vector with the question, from the server
     when: str = ""  # when the value took effect, for newest-first order
+    chunk: str = ""  # the chunk that states it: a line whose chunk the answerer already reads adds little
 
 
 def _cite(path: str | None, date: str | None) -> str:
@@ -39,7 +40,8 @@ def link_line(row: dict[str, Any], pinned: bool = False, cite: tuple[str, str | 
     start = f"{a} " if a else ""
     text = (f"{row.get('entry_name', '')} {start}{arrow} {b} ({row['count']}x, last {row.get('last_seen')}{label}): "
             f"\"{evidence}\" {_cite(*cite)}").strip()
-    return Line("link", text, cite[0], cite[1], pinned, 1, sim=row.get("score"))
+    return Line("link", text, cite[0], cite[1], pinned, 1, sim=row.get("score"),
+                chunk=(row.get("chunk_ids") or [""])[0])
 
 
 def claim_lines(rows: list[dict[str, Any]], limit: int) -> list[Line]:
@@ -52,7 +54,8 @@ def claim_lines(rows: list[dict[str, Any]], limit: int) -> list[Line]:
         status = "CURRENT" if c.get("is_current") else ("was" if r["sup"] else "")
         head = " ".join(x for x in (status, label) if x)
         text = f"{r['entity']} {c['attribute']} = {c['value']}{f' ({head})' if head else ''}"
-        text += f": \"{c['quote']}\" {_cite(c['note_path'], c['note_date'])}{valid}"
+        quote = "" if status == "was" else f": \"{c['quote']}\""  # an outdated value needs its source, not its words
+        text += f"{quote} {_cite(c['note_path'], c['note_date'])}{valid}"
         for n in r["sup"][:1]:
             text += f"; superseded by {n['value']} as of {n['as_of']} [{n['note_path']}]"
         for x in r["conf"][:2]:
@@ -61,7 +64,7 @@ def claim_lines(rows: list[dict[str, Any]], limit: int) -> list[Line]:
             text += f"; planned, then {t['value']} as of {t['as_of']}"
         order = 0 if c.get("is_current") else (2 if c["modality"] in ("fact", "reported") else 3)
         out.append(Line("claim", text, c["note_path"], c["note_date"], False, order, sim=r.get("score"),
-                        when=str(c.get("valid_from") or c.get("note_date") or "")))
+                        when=str(c.get("valid_from") or c.get("note_date") or ""), chunk=r.get("chunk") or ""))
     out.sort(key=lambda ln: ln.text)
     out.sort(key=lambda ln: ln.when, reverse=True)  # newest first ...
     out.sort(key=lambda ln: ln.order)  # ... within current, past facts, then plans and opinions

@@ -8,7 +8,8 @@ from typing import Any
 from anthropic_standin import ChatStandIn
 from extract.backends import AnthropicExtractor
 from extract.cache import ExtractionCache
-from extract.dedupe import CONFIRM, Judge, candidates, judged_merges
+from extract.dedupe import (CONFIRM, Judge, candidates, judged_merges, remembered_vector_candidates,
+                            vector_candidates)
 from knowledge_helpers import MODEL, system_text, user_text
 
 
@@ -50,3 +51,47 @@ def test_two_passes_then_only_cached_decisions(tmp_path: Path) -> None:
     assert n == 4  # accept + confirm for each of the two candidate pairs
     again, _ = judged_merges(ENTS, Judge(MODEL, ExtractionCache(tmp_path), None))
     assert again == merges
+
+
+def unit(*xs: float) -> list[float]:
+    return list(xs)
+
+
+VECS = {"event:2025 churn wave": unit(1, 0.1, 0), "event:january 2025 churn wave": unit(1, 0.12, 0),
+        "event:board offsite": unit(0, 1, 0), "thing:churn wave": unit(1, 0.1, 0),
+        "person:ana lee": unit(0, 0, 1), "person:anna li": unit(0, 0, 1)}
+NEAR = [ent("event:2025 churn wave", "2025 churn wave", "Event"),
+        ent("event:january 2025 churn wave", "January 2025 churn wave", "Event"),
+        ent("event:board offsite", "Board offsite", "Event"), ent("thing:churn wave", "Churn wave", "Concept"),
+        ent("person:ana lee", "Ana Lee", "Person"), ent("person:anna li", "Anna Li", "Person")]
+
+
+def test_candidates_by_name_embeddings() -> None:
+    pairs = {(c.a, c.b): c.why for c in vector_candidates(NEAR, VECS)}
+    assert list(pairs) == [("event:2025 churn wave", "event:january 2025 churn wave")]  # one namespace, no people
+    assert pairs[("event:2025 churn wave", "event:january 2025 churn wave")] == "similar name embeddings (1.00)"
+
+
+def test_name_pairs_are_compared_once_per_name(tmp_path: Path) -> None:
+    cache = ExtractionCache(tmp_path)
+    first = remembered_vector_candidates(NEAR, VECS, "onnx:test", cache)
+    assert [(c.a, c.b) for c in first] == [("event:2025 churn wave", "event:january 2025 churn wave")]
+    moved = {**VECS, "event:january 2025 churn wave": unit(0, 0.5, 1), "event:churn wave 2": unit(0, 1, 0.05)}
+    grown = NEAR + [ent("event:churn wave 2", "Churn wave 2", "Event")]
+    again = {(c.a, c.b) for c in remembered_vector_candidates(grown, moved, "onnx:test", cache)}
+    # the old pair is remembered, not compared again; only the new name was compared with every name
+    assert again == {("event:2025 churn wave", "event:january 2025 churn wave"),
+                     ("event:board offsite", "event:churn wave 2")}
+    assert remembered_vector_candidates(NEAR[:1] + NEAR[2:], VECS, "onnx:test", cache) == []
+    assert [(c.a, c.b) for c in remembered_vector_candidates(NEAR, VECS, "other:embedder", cache)] == [
+        ("event:2025 churn wave", "event:january 2025 churn wave")]
+
+
+def test_an_embedding_pair_is_judged_like_any_other(tmp_path: Path) -> None:
+    with ChatStandIn(judge_responder) as standin:
+        ext = AnthropicExtractor(MODEL, "test-key", standin.base_url, backoff=0.01)
+        merges, log = judged_merges(NEAR, Judge(MODEL, ExtractionCache(tmp_path), ext), vectors=VECS,
+                                    identity="onnx:test")
+    assert [(c, r) for c, r, _ in merges] == [("event:january 2025 churn wave", "event:2025 churn wave")]
+    assert log[0]["candidate"] == "similar name embeddings (1.00)"
+    assert merges[0][2].startswith("similar name embeddings (1.00); judged the same twice")
