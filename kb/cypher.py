@@ -423,12 +423,6 @@ def entity_fulltext_index() -> str:
             "OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}}")
 
 
-def entities_by_words() -> str:
-    return (f"CALL db.index.fulltext.queryNodes('{ENTITY_INDEX}', $query, {{limit: 200}}) YIELD node, score "
-            "RETURN node.key AS key, node.name AS name, node.aliases AS aliases, node.hub AS hub, "
-            "node.mentions AS mentions ORDER BY score DESC, key")
-
-
 _SIM = ("CASE WHEN $qvec IS NULL OR {v}.line_vec IS NULL THEN null "
         "ELSE vector.similarity.cosine({v}.line_vec, $qvec) END")
 
@@ -461,6 +455,13 @@ _TIMELINE = ("OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
              "then: then, score: score, asked: asked})")
 
 
+# a name occurs in $question as a whole word (Unicode); one-word names in capitals ("HIS") only with their
+# capitals, pronouns never ($pronouns)
+_OCCURS = ("size(n) >= 2 AND NOT toLower(n) IN $pronouns AND $question =~ "
+           "((CASE WHEN NOT n CONTAINS ' ' AND n = toUpper(n) AND n <> toLower(n) THEN '' ELSE '(?i)' END) + "
+           r"'(?sU).*(?<!\\w)\\Q' + replace(n, '\\E', '') + '\\E(?!\\w).*')")
+
+
 def _visible(r: str) -> str:
     return f"($private OR size(coalesce({r}.public_chunk_ids, [])) > 0)"
 
@@ -470,22 +471,29 @@ def _first_chunk(r: str) -> str:
             f"ELSE {r}.public_chunk_ids[0] END}}) ")
 
 
-def graph_context(vectors: bool, part: str = "all") -> str:
+def graph_context(vectors: bool) -> str:
     """Everything graph search reads about its entry entities: the $seeds entities the $chunk_ids mention
     most (besides the $named ones, which come first); each entry entity's strongest and newest links ($limit
     per named entity, $seed_limit per seed, hubs allowed as ends; of those not of the $types the question
     names, only the $others most similar to the question travel); two hops over the $types for $hop_keys
     (never through a hub); and claims: those whose attribute stems the question asks for ($per_entity each,
     whole timelines) plus the $others most similar to it. Private evidence and claims only with $private.
-    `part` = "links" or "claims" gives half of it (each half finds the seeds), so the two can run side by
-    side."""
-    seeds = ("CALL () { UNWIND $chunk_ids AS cid MATCH (:Chunk {id: cid})-[:MENTIONS]->(e:Entity) "
-             "WHERE NOT e.key IN $named WITH e, count(*) AS n ORDER BY n DESC, e.mentions DESC, e.key LIMIT $seeds "
-             "RETURN collect({key: e.key, name: e.name}) AS seeds } "
-             "WITH seeds, $named + [s IN seeds | s.key] AS keys ")
-    links = ("CALL (keys) { UNWIND keys AS k MATCH (e:Entity {key: k})-[r]-(o:Entity) WHERE " + _visible("r") + " "
-             "WITH k, e, r, o ORDER BY r.count DESC, r.last_seen DESC, o.key, type(r) "
-             "WITH k, e, collect([r, o])[..CASE WHEN k IN $named THEN $limit ELSE $seed_limit END] AS top "
+    One statement: on two cores, splitting it into halves run side by side measured slower."""
+    named = ("CALL () { UNWIND CASE WHEN $words = '' THEN [] ELSE [1] END AS go "
+             f"CALL db.index.fulltext.queryNodes('{ENTITY_INDEX}', $words, {{limit: 200}}) YIELD node "
+             "WITH node WHERE any(n IN [node.name] + coalesce(node.aliases, []) WHERE " + _OCCURS + ") "
+             "WITH node ORDER BY size(node.name) DESC, node.key LIMIT 12 "
+             "RETURN collect({key: node.key, name: node.name}) AS named } "
+             "WITH named, [x IN named | x.key] AS named_keys ")
+    seeds = (named + "CALL (named_keys) { UNWIND $chunk_ids AS cid MATCH (:Chunk {id: cid})-[:MENTIONS]->(e:Entity) "
+             "WHERE NOT e.key IN named_keys WITH e, count(*) AS n ORDER BY n DESC, e.mentions DESC, e.key "
+             "LIMIT $seeds RETURN collect({key: e.key, name: e.name}) AS seeds } "
+             "WITH named, named_keys, seeds, named_keys + [s IN seeds | s.key] AS keys, "
+             "CASE WHEN $two_hops THEN named_keys ELSE [] END AS hop_keys ")
+    links = ("CALL (keys, named_keys) { UNWIND keys AS k MATCH (e:Entity {key: k})-[r]-(o:Entity) WHERE " + _visible("r") + " "
+             "WITH k, e, r, o, k IN named_keys AS is_named ORDER BY r.count DESC, r.last_seen DESC, o.key, type(r) "
+             "WITH k, e, is_named, collect([r, o]) AS rs "
+             "WITH k, e, rs[..CASE WHEN is_named THEN $limit ELSE $seed_limit END] AS top "
              "UNWIND range(0, size(top) - 1) AS i "
              "WITH k, e, i, top[i][0] AS r, top[i][1] AS o "
              "WITH k, e, i, r, o, type(r) IN $types AS pinned, " + _SIM.format(v="r") + " AS score "
@@ -494,7 +502,7 @@ def graph_context(vectors: bool, part: str = "all") -> str:
              "UNWIND [x IN all WHERE x.pinned] + [x IN all WHERE NOT x.pinned][..$others] AS x "
              "WITH x.k AS k, x.e AS e, x.i AS i, x.r AS r, x.o AS o, x.score AS score " + _first_chunk("r") +
              "RETURN collect({entry: k, rank: i, row: " + _link_map("r", "e", "o", None, "score") + "}) AS links } ")
-    hops = ("CALL () { UNWIND $hop_keys AS k MATCH (e:Entity {key: k})-[r1]-(m:Entity)-[r2]-(o:Entity) "
+    hops = ("CALL (hop_keys) { UNWIND hop_keys AS k MATCH (e:Entity {key: k})-[r1]-(m:Entity)-[r2]-(o:Entity) "
             "WHERE type(r1) IN $types AND type(r2) IN $types AND NOT m:HubEntity AND o <> e AND "
             + _visible("r1") + " AND " + _visible("r2") + " "
             "WITH k, m, r2, o ORDER BY r2.count DESC, r2.last_seen DESC, o.key, m.key LIMIT $limit "
@@ -515,11 +523,7 @@ def graph_context(vectors: bool, part: str = "all") -> str:
                   "WHERE NOT " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
                   "WITH k, e, cl ORDER BY cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id "
                   "LIMIT $others WITH k, e, cl, false AS asked, null AS score " + _TIMELINE + " AS others } ")
-    if part == "links":
-        return seeds + links + hops + "RETURN seeds, links, hops"
-    if part == "claims":
-        return seeds + asked + others + "RETURN seeds, asked + others AS claims"
-    return seeds + links + hops + asked + others + "RETURN seeds, links, hops, asked + others AS claims"
+    return seeds + links + hops + asked + others + "RETURN named, seeds, links, hops, asked + others AS claims"
 
 
 def chunk_dates() -> str:

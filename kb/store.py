@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator, Mapping, Sequence
 
 import neo4j
@@ -268,9 +267,6 @@ class KnowledgeStore:
     def line_vectors(self) -> dict[str, list[float]]:
         return {r["h"]: r["v"] for r in self.store.read(cypher.line_vectors())}
 
-    def entities_by_words(self, lucene: str) -> list[dict[str, Any]]:
-        return self.store.read(cypher.entities_by_words(), query=lucene)
-
     def has_line_index(self) -> bool:
         """Whether claim lines have a vector index (remembered once seen, for a long-lived server)."""
         if not self.store.line_index_seen:
@@ -284,19 +280,19 @@ class KnowledgeStore:
         self.store.run_autocommit(cypher.claim_line_index(dims))
         self.store.await_indexes()
 
-    def graph_context(self, named: Sequence[str], chunk_ids: Sequence[str], seeds: int, hop_keys: Sequence[str],
-                      types: Sequence[str], asked: Sequence[str], qvec: list[float] | None, limit: int,
-                      seed_limit: int, per_entity: int, others: int,
+    def graph_context(self, question: str, words: str, pronouns: Sequence[str], chunk_ids: Sequence[str],
+                      seeds: int, two_hops: bool, types: Sequence[str], asked: Sequence[str],
+                      qvec: list[float] | None, limit: int, seed_limit: int, per_entity: int, others: int,
                       include_private: bool) -> dict[str, list[dict[str, Any]]]:
-        """Seed entities, links, typed two-hop links and claims of the entry entities: two queries side by side."""
+        """The entities a question names (found by `words`) and seeds, their links, typed two-hop links and
+        claims, in one round trip."""
         vectors = qvec is not None and self.has_line_index()
-        params = dict(named=list(named), chunk_ids=list(chunk_ids), seeds=seeds, hop_keys=list(hop_keys),
-                      types=list(types), asked=list(asked), qvec=qvec, limit=limit, seed_limit=seed_limit,
-                      per_entity=per_entity, others=others, fetch=max(100, others * 4), private=include_private)
-        with ThreadPoolExecutor(max_workers=1) as pool:  # the two halves run side by side on the server
-            claims = pool.submit(self.store.read, cypher.graph_context(vectors, "claims"), **params)
-            row = {**self.store.read(cypher.graph_context(vectors, "links"), **params)[0], **claims.result()[0]}
-        return {k: row[k] for k in ("seeds", "links", "hops", "claims")}
+        row = self.store.read(cypher.graph_context(vectors), question=question, words=words, pronouns=list(pronouns),
+                              chunk_ids=list(chunk_ids), seeds=seeds, two_hops=two_hops, types=list(types),
+                              asked=list(asked), qvec=qvec, limit=limit, seed_limit=seed_limit,
+                              per_entity=per_entity, others=others, fetch=max(100, others * 4),
+                              private=include_private)[0]
+        return {k: row[k] for k in ("named", "seeds", "links", "hops", "claims")}
 
     def chunk_dates(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in self.store.read(cypher.chunk_dates(), ids=list(ids))}

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -60,46 +59,26 @@ def implied_types(question: str) -> list[str]:
     return sorted({t for pattern, types in RELATION_WORDS.items() if re.search(pattern, q) for t in types})
 
 
-def named_entities(ks: KnowledgeStore, question: str) -> list[dict[str, Any]]:
-    """Entities whose name or alias occurs in the question; one-word aliases must match with their capitals."""
-    words = [w for w in re.findall(r"\w+", question) if w.lower() not in PRONOUNS]
-    if not words:
-        return []
-    found = []
-    for e in ks.entities_by_words(" ".join(dict.fromkeys(w.lower() for w in words))):
-        for name in [e["name"], *(e.get("aliases") or [])]:
-            if _occurs(name, question):
-                found.append(e)
-                break
-    found.sort(key=lambda e: (-len(e["name"]), e["key"]))  # longest name first: "Lumen Books" before "Lumen"
-    return found[:12]
-
-
-def _occurs(name: str, question: str) -> bool:
-    if name.lower() in PRONOUNS or len(name) < 2:
-        return False
-    flags = 0 if len(name.split()) == 1 and name.isupper() else re.IGNORECASE
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", question, flags) is not None
+def entity_words(question: str) -> str:
+    """The question's words (pronouns left out) as a full-text query for entity names and aliases."""
+    words = [w.lower() for w in re.findall(r"\w+", question) if w.lower() not in PRONOUNS]
+    return " ".join(dict.fromkeys(words))
 
 
 def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | None, question: str,
                  cfg: GraphConfig = GraphConfig(), filters: Filters | None = None) -> dict[str, Any]:
     """Hybrid results plus trimmed graph lines within one token budget; byte-for-byte deterministic."""
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=1) as pool:  # names in the question are looked up while hybrid runs
-        finding = pool.submit(named_entities, ks, question)
-        qvec = embedder.embed_query(question) if embedder is not None else None
-        base = hybrid_search(index, embedder, question, k=cfg.k, filters=filters, qvec=qvec)
-        named = finding.result()
+    qvec = embedder.embed_query(question) if embedder is not None else None
+    base = hybrid_search(index, embedder, question, k=cfg.k, filters=filters, qvec=qvec)
     t1 = time.perf_counter()
     chunk_ids = [c["id"] for r in base["results"][:5] for c in r["chunks"]]
     types = implied_types(question)
-    ctx = ks.graph_context([e["key"] for e in named], chunk_ids, cfg.seeds,
-                           [e["key"] for e in named] if types and cfg.two_hops else [], types,
-                           sorted(question_stems(question)), qvec, cfg.links_per_entity, cfg.links_per_seed,
-                           cfg.max_claims, cfg.max_lines if cfg.trim else 1000,
-                           bool(filters and filters.include_private))
-    seeds = ctx["seeds"]
+    ctx = ks.graph_context(question, entity_words(question), sorted(PRONOUNS), chunk_ids, cfg.seeds,
+                           bool(types and cfg.two_hops), types, sorted(question_stems(question)), qvec,
+                           cfg.links_per_entity, cfg.links_per_seed, cfg.max_claims,
+                           cfg.max_lines if cfg.trim else 1000, bool(filters and filters.include_private))
+    named, seeds = ctx["named"], ctx["seeds"]
     entry = {e["key"]: e["name"] for e in named + seeds}  # key -> name, named entities first
     lines = _lines(ctx, entry, types, bool(filters and filters.include_private), cfg.max_claims)
     kept, dropped = trim(lines, qvec is not None, cfg)

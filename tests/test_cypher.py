@@ -1,0 +1,37 @@
+"""Cypher builders checked as strings: the parameters each one needs, and the guards they must keep."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kb import cypher
+
+GRAPH_PARAMS = {"question", "words", "pronouns", "chunk_ids", "seeds", "two_hops", "types", "asked", "qvec",
+                "limit", "seed_limit", "per_entity", "others", "fetch", "private"}
+
+
+def params(statement: str) -> set[str]:
+    return set(re.findall(r"\$(\w+)", statement))
+
+
+def test_graph_context_reads_only_known_parameters() -> None:
+    with_vectors, without = cypher.graph_context(True), cypher.graph_context(False)
+    assert params(with_vectors) <= GRAPH_PARAMS and params(without) <= GRAPH_PARAMS - {"fetch"}
+    assert cypher.CLAIM_LINE_INDEX in with_vectors and cypher.CLAIM_LINE_INDEX not in without
+    assert with_vectors.endswith("RETURN named, seeds, links, hops, asked + others AS claims")
+
+
+def test_graph_context_never_passes_through_a_hub_and_hides_private_evidence() -> None:
+    text = cypher.graph_context(True)
+    assert "NOT m:HubEntity" in text  # two hops: a hub may end a path, never be its middle
+    assert "$private OR size(coalesce(r.public_chunk_ids, [])) > 0" in text
+    assert "ELSE r.public_evidence[..1]" in text and "$private OR NOT coalesce(cl.private, false)" in text
+
+
+def test_claim_line_index_and_claim_edges() -> None:
+    assert "`vector.dimensions`: 384" in cypher.claim_line_index(384)
+    assert "[:SUPERSEDED_BY]" in cypher.create_claim_edges("SUPERSEDED_BY")
+    with pytest.raises(ValueError, match="not a claim edge"):
+        cypher.create_claim_edges("DETACH DELETE")
