@@ -16,6 +16,8 @@ from common import OUT, bench_config, bench_store, peak_rss_mb
 from extract.graph import build_rows
 from extract.models import Extraction
 from extract.resolve import Overrides
+from extract.run import Outcome
+from extract.step import write_layer
 from extract.schema import ENTITY_TYPES, RELATIONSHIP_TYPES
 from kb.store import KnowledgeStore
 
@@ -65,13 +67,15 @@ def main() -> None:
     ids = [c["id"] for c in chunks]
     results = synthetic(ids)
     t0 = time.perf_counter()
-    rows = build_rows(results, {c["id"]: c for c in chunks}, Overrides())
-    t1 = time.perf_counter()
-    ks.replace(rows.entities, rows.mentions, rows.relationships, rows.claims, rows.claim_edges, rows.described_by)
+    # what `kb rebuild-entities` runs: rules, near-duplicate candidates, the audit from the cache, timelines,
+    # hubs, then the old layer deleted and the new one written
+    write_layer(store, cfg, Outcome(model="bench", results=results), chunks, force=True)
     t2 = time.perf_counter()
+    rows = build_rows(results, {c["id"]: c for c in chunks}, Overrides())
+    t1 = t0 + (time.perf_counter() - t2)  # resolution alone, timed again on its own
     counts = ks.counts()
-    result = {"chunks": len(ids), **counts, "resolve_and_timelines_s": round(t1 - t0, 2),
-              "write_s": round(t2 - t1, 2), "total_s": round(t2 - t0, 2),
+    result = {"chunks": len(ids), **counts, "resolve_and_timelines_alone_s": round(t1 - t0, 2),
+              "rebuild_s": round(t2 - t0, 2), "relationship_rows": sum(len(v) for v in rows.relationships.values()),
               "kb_peak_rss_mb": round(peak_rss_mb()), "reference_s": 20}
     print(json.dumps(result, indent=2))
     (OUT / "entities.json").write_text(json.dumps(result, indent=2))

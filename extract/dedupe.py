@@ -46,26 +46,33 @@ class Candidate:
     why: str
 
 
-def candidates(entities: list[dict[str, Any]], min_similarity: float = 0.9) -> list[Candidate]:
-    """Pairs in one namespace whose names contain one another (not by a generic word) or look alike."""
+def candidates(entities: list[dict[str, Any]], min_similarity: float = 0.9, max_block: int = 50) -> list[Candidate]:
+    """Pairs in one namespace whose names contain one another (not by a generic word) or look alike.
+
+    Only names that share a telling word (one that at most `max_block` names of the namespace use), or
+    one-word names with the same first four letters, are compared: the work grows with the vault, not with
+    its square."""
     by_space: dict[str, list[dict[str, Any]]] = {}
     for e in entities:
         by_space.setdefault(e["key"].split(":", 1)[0], []).append(e)
-    out: list[Candidate] = []
+    out: set[Candidate] = set()
     for space in sorted(by_space):
         items = sorted(by_space[space], key=lambda e: e["key"])
-        blocks: dict[str, list[dict[str, Any]]] = {}
-        for e in items:
-            first = norm(e["name"]).split()[0] if norm(e["name"]) else ""
-            blocks.setdefault(first[:4], []).append(e)
-        for block in blocks.values():
-            for i, x in enumerate(block):
-                for y in block[i + 1:]:
-                    why = _why(norm(x["name"]), norm(y["name"]), min_similarity)
-                    if why:
-                        a, b = sorted((x["key"], y["key"]))
-                        out.append(Candidate(a, b, why))
-    return sorted(set(out), key=lambda c: (c.a, c.b))
+        names = [norm(e["name"]) for e in items]
+        blocks: dict[str, list[int]] = {}
+        for i, name in enumerate(names):
+            words = name.split()
+            for w in sorted(set(words) - GENERIC):
+                blocks.setdefault(f"w:{w}", []).append(i)
+            if len(words) == 1:
+                blocks.setdefault(f"p:{name[:4]}", []).append(i)
+        pairs = {(x, y) for block in blocks.values() if len(block) <= max_block
+                 for n, x in enumerate(block) for y in block[n + 1:]}
+        for x, y in sorted(pairs):
+            why = _why(names[x], names[y], min_similarity)
+            if why:
+                out.add(Candidate(items[x]["key"], items[y]["key"], why))
+    return sorted(out, key=lambda c: (c.a, c.b))
 
 
 def vector_candidates(entities: list[dict[str, Any]], vectors: Mapping[str, Sequence[float]],

@@ -65,14 +65,11 @@ def knowledge_step(store: Store, cfg: Config, policy: Policy, extractor: Extract
     return summary(outcome, ks.counts() if outcome.status != "dry-run" else {}, rebuilt)
 
 
-def embed_lines(ks: KnowledgeStore, rows: KnowledgeRows, embedder: Embedder | None) -> None:
+def embed_lines(rows: KnowledgeRows, embedder: Embedder | None, known: dict[str, list[float]]) -> None:
     """Vectors for claim and link lines, made at build time (a query then costs a dot product per line);
-    lines already embedded are reused by text hash."""
+    lines already embedded (`known`, by text hash) are reused."""
     if embedder is None:
         return
-    # vectors of another embedder (or of an older revision of this one) are never reused
-    same = ks.store.get_meta("knowledge").get("lines_by") == embedder.identity
-    known = ks.line_vectors() if same else {}
     props = [c["props"] for c in rows.claims] + [r["props"] for rs in rows.relationships.values() for r in rs]
     todo = sorted({p["line_hash"]: p["line"] for p in props if p["line_hash"] not in known}.items())
     for start in range(0, len(todo), 256):
@@ -83,14 +80,8 @@ def embed_lines(ks: KnowledgeStore, rows: KnowledgeRows, embedder: Embedder | No
         p["line_vec"] = known.get(p["line_hash"])
 
 
-def name_vectors(ks: KnowledgeStore, names: set[str], embedder: Embedder) -> dict[str, list[float]]:
-    """A vector per entity name (for near-duplicate candidates), reusing those already in the graph."""
-    same = ks.store.get_meta("knowledge").get("lines_by") == embedder.identity
-    known = ks.name_vectors() if same else {}
-    return embed_missing(known, names, embedder)
-
-
 def embed_missing(known: dict[str, list[float]], names: set[str], embedder: Embedder) -> dict[str, list[float]]:
+    """Name vectors for the names not in `known` yet (vectors of entity names, for near-duplicate candidates)."""
     todo = sorted(names - set(known))
     for start in range(0, len(todo), 256):
         batch = todo[start:start + 256]
@@ -101,38 +92,53 @@ def embed_missing(known: dict[str, list[float]], names: set[str], embedder: Embe
 def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]], force: bool,
                 extractor: Extractor | None = None, embedder: Embedder | None = None, retype: bool = False) -> bool:
     """Resolve (rules, then judged near-duplicates), build timelines and hubs, and write the layer if its
-    inputs changed (or `force`). Without an extractor only cached judgements count."""
+    inputs changed (or `force`). Without an extractor only cached judgements count; vectors of this embedder
+    already in the graph are reused. (Deleting the old layer while resolving the new one measured slower on
+    two cores: both compete for them.)"""
+    ks = KnowledgeStore(store)
+    meta = store.get_meta("knowledge")
+    reuse = embedder is not None and meta.get("lines_by") == embedder.identity
+    known_names = ks.name_vectors() if reuse else {}
+    rows = _resolved_rows(store, cfg, outcome, chunks, extractor, embedder, retype, known_names)
+    sig = rows.signature() + (f":{embedder.identity}" if embedder is not None else "")
+    if not force and meta.get("signature") == sig:
+        return False
+    embed_lines(rows, embedder, ks.line_vectors() if reuse else {})
+    ks.replace(rows.entities, rows.mentions, rows.relationships, rows.claims, rows.claim_edges, rows.described_by)
+    if embedder is not None:
+        names = embed_missing(known_names, {e["name"] for e in rows.entities}, embedder)
+        ks.set_name_vectors({e["key"]: names[e["name"]] for e in rows.entities})
+        ks.ensure_line_index(embedder.dimensions, fresh=not reuse)
+    store.set_meta("knowledge", {"signature": sig, "lines_by": embedder.identity if embedder is not None else None})
+    return True
+
+
+def _resolved_rows(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]],
+                   extractor: Extractor | None, embedder: Embedder | None, retype: bool,
+                   known_names: dict[str, list[float]]) -> KnowledgeRows:
+    """Rows after the rules, judged near-duplicates (names by string and by embedding), the audit of
+    single-evidence links and any re-typing; each line with its text and hash."""
     overrides = Overrides.from_yaml(load_overrides(cfg))
     canonical = tuple(cfg.extra.get("canonical_folders", CANONICAL_FOLDERS))
     by_id = {c["id"]: c for c in chunks}
     rows = build_rows(outcome.results, by_id, overrides, canonical)
     cache = cache_for(cfg, graph_vault(store))
     judge = Judge(model_name(cfg), cache, extractor)
-    ks = KnowledgeStore(store)
-    by_name = name_vectors(ks, {e["name"] for e in rows.entities}, embedder) if embedder is not None else {}
-    vectors = {e["key"]: by_name[e["name"]] for e in rows.entities} if by_name else None
-    merges, outcome.dedupe = judged_merges(rows.entities, judge, extractor.remote if extractor else True, vectors,
+    remote = extractor.remote if extractor else True
+    vectors = None
+    if embedder is not None:
+        names = embed_missing(known_names, {e["name"] for e in rows.entities}, embedder)
+        vectors = {e["key"]: names[e["name"]] for e in rows.entities}
+    merges, outcome.dedupe = judged_merges(rows.entities, judge, remote, vectors,
                                            embedder.identity if embedder is not None else "")
     if merges:
         rows = build_rows(outcome.results, by_id, overrides, canonical, merges)
     checker = Checker(model_name(cfg), cache, extractor)
-    names = {e["key"]: e["name"] for e in rows.entities}
-    remote = extractor.remote if extractor else True
-    outcome.audit = checker.audit(rows.relationships, names, remote)
-    outcome.retyped = checker.retype(rows.relationships, names, remote, ask=retype)
+    names_of = {e["key"]: e["name"] for e in rows.entities}
+    outcome.audit = checker.audit(rows.relationships, names_of, remote)
+    outcome.retyped = checker.retype(rows.relationships, names_of, remote, ask=retype)
     attach_lines(rows)
-    sig = rows.signature() + (f":{embedder.identity}" if embedder is not None else "")
-    if not force and store.get_meta("knowledge").get("signature") == sig:
-        return False
-    same_lines = embedder is not None and store.get_meta("knowledge").get("lines_by") == embedder.identity
-    embed_lines(ks, rows, embedder)
-    ks.replace(rows.entities, rows.mentions, rows.relationships, rows.claims, rows.claim_edges, rows.described_by)
-    if embedder is not None:
-        by_name = embed_missing(by_name, {e["name"] for e in rows.entities}, embedder)
-        ks.set_name_vectors({e["key"]: by_name[e["name"]] for e in rows.entities})
-        ks.ensure_line_index(embedder.dimensions, fresh=not same_lines)
-    store.set_meta("knowledge", {"signature": sig, "lines_by": embedder.identity if embedder is not None else None})
-    return True
+    return rows
 
 
 def rebuild(store: Store, cfg: Config, embedder: Embedder | None = None, extractor: Extractor | None = None,

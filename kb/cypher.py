@@ -335,8 +335,10 @@ def knowledge_chunks() -> str:
             "AS rows")
 
 
-def delete_knowledge() -> str:
-    return ("MATCH (x) WHERE x:Entity OR x:Claim CALL (x) { DETACH DELETE x } IN TRANSACTIONS OF 5000 ROWS")
+def delete_knowledge() -> list[str]:
+    """Claims first (with their edges), then entities; each by its label, in large transactions."""
+    return [f"MATCH (x:{label}) CALL (x) {{ DETACH DELETE x }} IN TRANSACTIONS OF 20000 ROWS"
+            for label in ("Claim", "Entity")]
 
 
 def create_entities() -> str:
@@ -344,8 +346,9 @@ def create_entities() -> str:
 
 
 def create_mentions() -> str:
-    return ("UNWIND $rows AS row MATCH (c:Chunk {id: row.chunk}), (e:Entity {key: row.entity}) "
-            "CREATE (c)-[:MENTIONS]->(e)")
+    """Rows are chunks with the keys of the entities they mention: one chunk lookup per chunk."""
+    return ("UNWIND $rows AS row MATCH (c:Chunk {id: row.chunk}) UNWIND row.entities AS key "
+            "MATCH (e:Entity {key: key}) CREATE (c)-[:MENTIONS]->(e)")
 
 
 def create_relationships(rel_type: str) -> str:

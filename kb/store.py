@@ -232,20 +232,31 @@ class KnowledgeStore:
         keys = ("id", "text", "breadcrumb", "path", "date", "folder", "private", "ord", "updated")
         return [dict(zip(keys, r)) for r in rows]
 
+    def clear(self) -> None:
+        """The schema of the layer in place and the layer itself gone (entities, claims and their edges). The
+        layer's signature is blanked first, so a run killed before the layer is written again rewrites it."""
+        self.store.set_meta("knowledge", {"signature": "", "lines_by": None})
+        for stmt in cypher.knowledge_schema():
+            self.store.run_autocommit(stmt)
+        for stmt in cypher.delete_knowledge():
+            self.store.run_autocommit(stmt)
+
     def replace(self, entities: list[dict[str, Any]], mentions: list[dict[str, Any]],
                 relationships: dict[str, list[dict[str, Any]]], claims: list[dict[str, Any]],
                 claim_edges: dict[str, list[dict[str, str]]] | None = None,
                 described_by: list[dict[str, str]] | None = None, batch: int = 5000) -> None:
         """Rebuild the layer: delete it, then write it again in batches (nodes first)."""
-        for stmt in cypher.knowledge_schema():
-            self.store.run_autocommit(stmt)
-        self.store.run_autocommit(cypher.delete_knowledge())
+        self.clear()
         edges = claim_edges or {}
-        for query, rows in ((cypher.create_entities(), entities), (cypher.create_mentions(), mentions),
-                            *((cypher.create_relationships(t), relationships[t]) for t in sorted(relationships)),
-                            (cypher.create_claims(), claims),
-                            *((cypher.create_claim_edges(t), edges[t]) for t in sorted(edges)),
-                            (cypher.create_described_by(), described_by or [])):
+        by_chunk: dict[str, list[str]] = {}
+        for m in mentions:
+            by_chunk.setdefault(m["chunk"], []).append(m["entity"])
+        grouped = [{"chunk": c, "entities": by_chunk[c]} for c in sorted(by_chunk)]
+        steps = [(cypher.create_entities(), entities), (cypher.create_mentions(), grouped),
+                 *((cypher.create_relationships(t), relationships[t]) for t in sorted(relationships)),
+                 (cypher.create_claims(), claims), *((cypher.create_claim_edges(t), edges[t]) for t in sorted(edges)),
+                 (cypher.create_described_by(), described_by or [])]
+        for query, rows in steps:
             for start in range(0, len(rows), batch):
                 self.store.run(query, rows=rows[start:start + batch])
         self.store.run_autocommit(cypher.label_hubs())

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from graphdump import dump
 from kb.cli import cli
-from kb.store import Store
+from kb.store import KnowledgeStore, Store
 
 
 def invoke(*args: str) -> dict[str, Any]:
@@ -109,3 +109,12 @@ def test_rebuild_is_identical_under_two_hash_seeds(built: dict[str, Any], store:
         dumps.append([line for line in dump(store) if '"Entity"' in line or '"Claim"' in line or "SUPPORTS" in line
                       or "SUPERSEDED_BY" in line or "CONFLICTS_WITH" in line or "MENTIONS" in line])
     assert dumps[0] == dumps[1] and len(dumps[0]) > 500
+
+
+def test_a_layer_deleted_but_not_rewritten_is_rewritten_next_run(built: dict[str, Any], store: Store) -> None:
+    before = dump(store)
+    KnowledgeStore(store).clear()  # as if a rebuild was killed right after deleting the old layer
+    assert one(store, "MATCH (e:Entity) RETURN count(e)") == 0
+    again = invoke("refresh")["knowledge"]
+    assert again["rebuilt"] and again["counts"] == built["counts"]
+    assert dump(store) == before
