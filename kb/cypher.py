@@ -440,6 +440,8 @@ def _link_map(r: str, start: str, o: str, via: str | None, score: str | None = N
             f"cite_path: c.note_path, cite_date: c.date, score: {score or _SIM.format(v=r)}}}")
 
 
+# the question asks for an attribute when it names one of its stems ("customers": customer_count,
+# customer_feedback); current-first promotion asks for all of them (search/current.py)
 _ASKED = "any(s IN coalesce(cl.attr_stems, []) WHERE s IN $asked)"
 _VISIBLE_CLAIM = "($private OR NOT coalesce(cl.private, false))"
 # a claim with its timeline neighbours (superseded by, conflicts with, followed by), collected as one list

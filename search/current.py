@@ -12,6 +12,14 @@ YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
 NOW = re.compile(r"\b(now|today|current(ly)?|latest|most recent|still|anymore|these days)\b", re.IGNORECASE)
 
 
+WHY = re.compile(r"\bwhy\b", re.IGNORECASE)
+
+
+def asks_for_value(question: str) -> bool:
+    """A why-question asks for reasons, not for a value: its ranking is left as hybrid made it."""
+    return WHY.search(question) is None
+
+
 def asked_year(question: str) -> str | None:
     """The one year a question is about ("in 2024"), unless it also asks for the value now."""
     years = sorted(set(YEAR.findall(question)))

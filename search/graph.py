@@ -12,7 +12,7 @@ from typing import Any
 from kb.embed import Embedder
 from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
-from search.current import asked_year, lead_claims, promote
+from search.current import asked_year, asks_for_value, lead_claims, promote
 from search.hybrid import Filters, hybrid_search, notes_for_chunks
 from kb.words import question_stems
 from search.lines import Line, claim_lines, link_line
@@ -45,7 +45,7 @@ class GraphConfig:
     budget: int = 8000
     graph_share: float = 0.40
     max_claims: int = 60
-    max_lines: int = 30  # unpinned lines kept after the trim
+    max_lines: int = 15  # unpinned lines kept after the trim
     promote: int = 3  # notes stating the current (or asked-year) value moved to the top; 0 keeps hybrid's order
 
 
@@ -102,7 +102,7 @@ def _current_first(index: SearchIndex, results: list[dict[str, Any]], claims: li
     """Notes stating the value the question asks for go first; a note outside the results joins them only
     when no folder, tag or date filter is set (it might not pass one)."""
     year = asked_year(question)
-    leads = lead_claims(claims, named, question_stems(question), year)
+    leads = lead_claims(claims, named, question_stems(question), year) if asks_for_value(question) else []
     narrowed = filters is not None and any(v is not None for v in filters.params().values())
     reason = f"states the value in {year}" if year else "states the current value"
     return promote(results, leads, cfg.promote, reason,
