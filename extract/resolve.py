@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from extract.schema import SHARED_NAMESPACE
@@ -18,10 +19,14 @@ COMPANY_SUFFIXES = ("inc", "incorporated", "ltd", "limited", "llc", "gmbh", "plc
 TLD_SUFFIXES = (".ai", ".io", ".com", ".app", ".co")
 
 
+_NOT_NAME = re.compile(r"[^\w\s&+]")
+
+
+@lru_cache(maxsize=200_000)  # pure, and called for the same few names again and again
 def norm(name: str) -> str:
     """Case, punctuation and whitespace folded (accents kept)."""
     text = unicodedata.normalize("NFKC", name).casefold()
-    text = re.sub(r"[^\w\s&+]", " ", text)
+    text = _NOT_NAME.sub(" ", text)
     return " ".join(text.split())
 
 
@@ -29,6 +34,7 @@ def namespace(etype: str) -> str:
     return "thing" if etype in SHARED_NAMESPACE else etype.lower()
 
 
+@lru_cache(maxsize=200_000)
 def rule_key(name: str, etype: str) -> str:
     """The rule-level identity: namespace plus the folded name, without web or company suffixes."""
     raw = unicodedata.normalize("NFKC", name).strip().casefold()
