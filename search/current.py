@@ -13,11 +13,14 @@ NOW = re.compile(r"\b(now|today|current(ly)?|latest|most recent|still|anymore|th
 
 
 WHY = re.compile(r"\bwhy\b", re.IGNORECASE)
+VALUE = re.compile(r"\b(how (many|much|big|large)|what (is|are|was|were|does|do)|what's|current(ly)?|now|today|"
+                   r"latest|most recent|these days|still)\b", re.IGNORECASE)
 
 
 def asks_for_value(question: str) -> bool:
-    """A why-question asks for reasons, not for a value: its ranking is left as hybrid made it."""
-    return WHY.search(question) is None
+    """Whether the question asks for a value (how many, what is, ... now, or in a year); a why-question asks
+    for reasons and keeps hybrid's order."""
+    return WHY.search(question) is None and (VALUE.search(question) is not None or asked_year(question) is not None)
 
 
 def asked_year(question: str) -> str | None:

@@ -83,8 +83,9 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
     lines = _lines(ctx, entry, types, bool(filters and filters.include_private), cfg.max_claims)
     kept, dropped = trim(lines, qvec is not None, cfg)
     kept, repeated = _unrepeated(kept, base["results"], cfg)
-    base["results"] = _current_first(index, base["results"], ctx["claims"], {e["key"] for e in named}, question,
-                                     cfg, filters)
+    # whose values count: the entities the question names, else ("what do we charge?") those of the top notes
+    subjects = {e["key"] for e in (named or seeds)}
+    base["results"] = _current_first(index, base["results"], ctx["claims"], subjects, question, cfg, filters)
     t2 = time.perf_counter()
     tokens, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
     base.update(mode="graph", graph={
@@ -98,11 +99,12 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
 
 
 def _current_first(index: SearchIndex, results: list[dict[str, Any]], claims: list[dict[str, Any]],
-                   named: set[str], question: str, cfg: GraphConfig, filters: Filters | None) -> list[dict[str, Any]]:
+                   subjects: set[str], question: str, cfg: GraphConfig,
+                   filters: Filters | None) -> list[dict[str, Any]]:
     """Notes stating the value the question asks for go first; a note outside the results joins them only
     when no folder, tag or date filter is set (it might not pass one)."""
     year = asked_year(question)
-    leads = lead_claims(claims, named, question_stems(question), year) if asks_for_value(question) else []
+    leads = lead_claims(claims, subjects, question_stems(question), year) if asks_for_value(question) else []
     narrowed = filters is not None and any(v is not None for v in filters.params().values())
     reason = f"states the value in {year}" if year else "states the current value"
     return promote(results, leads, cfg.promote, reason,
