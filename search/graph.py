@@ -46,6 +46,7 @@ class GraphConfig:
     graph_share: float = 0.40
     max_claims: int = 60
     max_lines: int = 15  # unpinned lines kept after the trim
+    per_timeline: int = 3  # pinned lines per asked-for timeline (current first); older values go to the trim
     promote: int = 3  # notes stating the current (or asked-year) value moved to the top; 0 keeps hybrid's order
 
 
@@ -80,7 +81,7 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
                            cfg.max_lines if cfg.trim else 1000, bool(filters and filters.include_private))
     named, seeds = ctx["named"], ctx["seeds"]
     entry = {e["key"]: e["name"] for e in named + seeds}  # key -> name, named entities first
-    lines = _lines(ctx, entry, types, bool(filters and filters.include_private), cfg.max_claims)
+    lines = _lines(ctx, entry, types, bool(filters and filters.include_private), cfg.max_claims, cfg.per_timeline)
     kept, dropped = trim(lines, qvec is not None, cfg)
     kept, repeated = _unrepeated(kept, base["results"], cfg)
     # whose values count: the entities the question names, else ("what do we charge?") those of the top notes
@@ -117,7 +118,7 @@ def _public(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _lines(ctx: dict[str, list[dict[str, Any]]], entry: dict[str, str], types: list[str], include_private: bool,
-           max_claims: int) -> list[Line]:
+           max_claims: int, per_timeline: int) -> list[Line]:
     """Link and claim lines from what graph_context read: named relationships and asked-for timelines pinned."""
     place = {key: n for n, key in enumerate(entry)}
     links = sorted(ctx["links"], key=lambda h: (place[h["entry"]], h["rank"]))  # entry order, strongest first
@@ -134,8 +135,12 @@ def _lines(ctx: dict[str, list[dict[str, Any]]], entry: dict[str, str], types: l
         out.append(link_line({**row, "entry_name": entry.get(key, "")}, pinned,
                              (row.get("cite_path") or "", row.get("cite_date"))))
     claims = [r if include_private else _public(r) for r in ctx["claims"]]
-    # the timeline of an attribute the question asks about is kept whole (never trimmed), current first
-    out += [replace(ln, pinned=True) for ln in claim_lines([r for r in claims if r["asked"]], max_claims)]
+    # the timeline of an attribute the question asks about is pinned (never trimmed), current value first, up to
+    # `per_timeline` lines each; its older values compete with the other lines in the trim
+    shown: dict[str, int] = {}
+    for ln in claim_lines([r for r in claims if r["asked"]], max_claims):
+        shown[ln.timeline] = shown.get(ln.timeline, 0) + 1
+        out.append(replace(ln, pinned=shown[ln.timeline] <= per_timeline))
     out += claim_lines([r for r in claims if not r["asked"]], max_claims)
     seen: dict[str, Line] = {}
     for line in out:  # one line per text; a pinned copy wins

@@ -23,6 +23,7 @@ class Line:
     sim: float | None = None  # cosine of the line's build-time vector with the question, from the server
     when: str = ""  # when the value took effect, for newest-first order
     chunk: str = ""  # the chunk that states it: a line whose chunk the answerer already reads adds little
+    timeline: str = ""  # entity and attribute of a claim line
 
 
 def _cite(path: str | None, date: str | None) -> str:
@@ -64,7 +65,8 @@ def claim_lines(rows: list[dict[str, Any]], limit: int) -> list[Line]:
             text += f"; planned, then {t['value']} as of {t['as_of']}"
         order = 0 if c.get("is_current") else (2 if c["modality"] in ("fact", "reported") else 3)
         out.append(Line("claim", text, c["note_path"], c["note_date"], False, order, sim=r.get("score"),
-                        when=str(c.get("valid_from") or c.get("note_date") or ""), chunk=r.get("chunk") or ""))
+                        when=str(c.get("valid_from") or c.get("note_date") or ""), chunk=r.get("chunk") or "",
+                        timeline=f"{r.get('entry', r['entity'])}\x00{c['attribute']}"))
     out.sort(key=lambda ln: ln.text)
     out.sort(key=lambda ln: ln.when, reverse=True)  # newest first ...
     out.sort(key=lambda ln: ln.order)  # ... within current, past facts, then plans and opinions
