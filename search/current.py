@@ -13,14 +13,24 @@ NOW = re.compile(r"\b(now|today|current(ly)?|latest|most recent|still|anymore|th
 
 
 WHY = re.compile(r"\bwhy\b", re.IGNORECASE)
-VALUE = re.compile(r"\b(how (many|much|big|large)|what (is|are|was|were|does|do)|what's|current(ly)?|now|today|"
+VALUE = re.compile(r"\b(how (many|much)|what (is|are|was|were|does|do)|what's|current(ly)?|now|today|"
                    r"latest|most recent|these days|still)\b", re.IGNORECASE)
 
 
-def asks_for_value(question: str) -> bool:
-    """Whether the question asks for a value (how many, what is, ... now, or in a year); a why-question asks
-    for reasons and keeps hybrid's order."""
-    return WHY.search(question) is None and (VALUE.search(question) is not None or asked_year(question) is not None)
+CHANGE = re.compile(r"\b(chang\w*|evolv\w*|over time|history|grown|grew|went from)\b", re.IGNORECASE)
+
+
+def asks_about_change(question: str) -> bool:
+    """"How has X changed?": the whole history is the answer (and its current value comes first)."""
+    return CHANGE.search(question) is not None
+
+
+def asks_for_value(question: str, named: bool = True) -> bool:
+    """Whether the question asks for a value (how many, what is, ... now, in a year, or, about an entity it
+    names, how the value changed); a why-question asks for reasons and keeps hybrid's order."""
+    if WHY.search(question) is not None:
+        return False
+    return bool(VALUE.search(question) or asked_year(question) or (named and asks_about_change(question)))
 
 
 def asked_year(question: str) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any
 from kb.embed import Embedder
 from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
-from search.current import asked_year, asks_for_value, lead_claims, promote
+from search.current import asked_year, asks_about_change, asks_for_value, lead_claims, promote
 from search.hybrid import Filters, hybrid_search, notes_for_chunks
 from kb.words import question_stems
 from search.lines import Line, claim_lines, link_line
@@ -46,7 +46,8 @@ class GraphConfig:
     graph_share: float = 0.40
     max_claims: int = 60
     max_lines: int = 15  # unpinned lines kept after the trim
-    per_timeline: int = 3  # pinned lines per asked-for timeline (current first); older values go to the trim
+    per_timeline: int = 3  # pinned lines per asked-for timeline (current first), unless the question asks how
+    # it changed; older values go to the trim
     promote: int = 3  # notes stating the current (or asked-year) value moved to the top; 0 keeps hybrid's order
 
 
@@ -81,12 +82,15 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
                            cfg.max_lines if cfg.trim else 1000, bool(filters and filters.include_private))
     named, seeds = ctx["named"], ctx["seeds"]
     entry = {e["key"]: e["name"] for e in named + seeds}  # key -> name, named entities first
-    lines = _lines(ctx, entry, types, bool(filters and filters.include_private), cfg.max_claims, cfg.per_timeline)
+    # the history of what a question names is its answer: not capped
+    per_timeline = cfg.max_claims if named and asks_about_change(question) else cfg.per_timeline
+    lines = _lines(ctx, entry, types, bool(filters and filters.include_private), cfg.max_claims, per_timeline)
     kept, dropped = trim(lines, qvec is not None, cfg)
     kept, repeated = _unrepeated(kept, base["results"], cfg)
     # whose values count: the entities the question names, else ("what do we charge?") those of the top notes
     subjects = {e["key"] for e in (named or seeds)}
-    base["results"] = _current_first(index, base["results"], ctx["claims"], subjects, question, cfg, filters)
+    if asks_for_value(question, bool(named)):
+        base["results"] = _current_first(index, base["results"], ctx["claims"], subjects, question, cfg, filters)
     t2 = time.perf_counter()
     tokens, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
     base.update(mode="graph", graph={
@@ -105,7 +109,7 @@ def _current_first(index: SearchIndex, results: list[dict[str, Any]], claims: li
     """Notes stating the value the question asks for go first; a note outside the results joins them only
     when no folder, tag or date filter is set (it might not pass one)."""
     year = asked_year(question)
-    leads = lead_claims(claims, subjects, question_stems(question), year) if asks_for_value(question) else []
+    leads = lead_claims(claims, subjects, question_stems(question), year)
     narrowed = filters is not None and any(v is not None for v in filters.params().values())
     reason = f"states the value in {year}" if year else "states the current value"
     return promote(results, leads, cfg.promote, reason,
