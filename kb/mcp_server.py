@@ -131,8 +131,11 @@ def _search_note(note: Mapping[str, Any]) -> dict[str, Any]:
     path, date = note["path"], note["date"]
     chunks = [{"citation": f"{path} ({c['date'] or date or 'undated'}) › {c['breadcrumb']}",
                "breadcrumb": c["breadcrumb"], "date": c["date"], "text": c["text"]} for c in note["chunks"]]
-    return {"rank": note["rank"], "path": path, "title": note["title"], "date": date,
-            "score": note["score"], "chunks": chunks}
+    out = {"rank": note["rank"], "path": path, "title": note["title"], "date": date, "score": note["score"],
+           "chunks": chunks}
+    if note.get("promoted"):  # graph mode moved it to the top: it states the value asked for
+        out["promoted"] = note["promoted"]
+    return out
 
 
 def _quote(name: str) -> str:

@@ -314,3 +314,13 @@ def test_mcp_inspector_lists_the_tools(kb_env: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     names = {t["name"] for t in json.loads(proc.stdout)["tools"]}
     assert names == TOOLS
+
+
+def test_a_promoted_note_says_why() -> None:
+    from kb.mcp_server import _search_note
+    note = {"rank": 1, "path": "a.md", "title": "A", "date": "2026-01-01", "score": 0.0,
+            "promoted": "states the current value", "chunks": [{"date": None, "breadcrumb": "A", "text": "341 customers"}]}
+    out = _search_note(note)
+    assert out["promoted"] == "states the current value"
+    assert out["chunks"][0]["citation"] == "a.md (2026-01-01) › A"
+    assert "promoted" not in _search_note({**note, "promoted": None})
