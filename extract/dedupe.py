@@ -76,11 +76,13 @@ def candidates(entities: list[dict[str, Any]], min_similarity: float = 0.9, max_
 
 
 def vector_candidates(entities: list[dict[str, Any]], vectors: Mapping[str, Sequence[float]],
-                      min_cosine: float = 0.9, only: set[str] | None = None, block: int = 1024) -> list[Candidate]:
+                      min_cosine: float = 0.9, only: set[str] | None = None, nearest: int = 3,
+                      block: int = 1024) -> list[Candidate]:
     """Pairs in one namespace whose name vectors are close (cosine rounded to 4 places, so the same vectors
-    always give the same pairs); with `only`, just the pairs that involve one of those keys. People are left
-    out: a person's name carries no meaning to embed, and similar names of two people are what the rules and
-    the confirm pass must keep apart."""
+    always give the same pairs): each name with at most its `nearest` closest names, so a vault of look-alike
+    names cannot flood the judge; with `only`, just the names in it are compared (with every name). People
+    are left out: a person's name carries no meaning to embed, and similar names of two people are what the
+    rules and the confirm pass must keep apart."""
     by_space: dict[str, list[dict[str, Any]]] = {}
     for e in entities:
         space = e["key"].split(":", 1)[0]
@@ -97,11 +99,13 @@ def vector_candidates(entities: list[dict[str, Any]], vectors: Mapping[str, Sequ
         for start in range(0, len(rows), block):
             part = rows[start:start + block]
             sims = np.round(m[part] @ m.T, 4)
-            for r, c in zip(*np.nonzero(sims >= min_cosine)):
-                i, j = part[int(r)], int(c)
-                if i != j:
+            for r, i in enumerate(part):
+                sims[r, i] = -1.0  # not itself
+                cols = np.nonzero(sims[r] >= min_cosine)[0]
+                best = sorted(cols.tolist(), key=lambda c: (-sims[r, c], c))[:nearest]
+                for j in best:
                     a, b = sorted((items[i]["key"], items[j]["key"]))
-                    out.add(Candidate(a, b, f"similar name embeddings ({sims[r, c]:.2f})"))
+                    out.add(Candidate(a, b, f"similar name embeddings ({sims[r, j]:.2f})"))
     return sorted(out, key=lambda c: (c.a, c.b))
 
 

@@ -102,3 +102,11 @@ def test_a_word_most_names_share_is_not_evidence() -> None:
     many += [ent("thing:mindreader ai", "MindReader AI"), ent("thing:mindreader", "Mindreader")]
     pairs = [(c.a, c.b) for c in candidates(many)]  # "entity" and "labs" blocks hold 300 names: skipped
     assert pairs == [("thing:mindreader", "thing:mindreader ai")]
+
+
+def test_each_name_brings_at_most_its_nearest_names() -> None:
+    alike = [ent(f"thing:entity {i}", f"Entity {i}") for i in range(12)]
+    vecs = {e["key"]: unit(1, 0.001 * n, 0) for n, e in enumerate(alike)}  # all within cosine 0.9 of each other
+    pairs = vector_candidates(alike, vecs)
+    assert 12 <= len(pairs) <= 3 * len(alike) < 12 * 11 // 2  # not all 66 pairs
+    assert vector_candidates(alike, vecs) == pairs  # the same vectors, the same pairs
