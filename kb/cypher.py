@@ -461,8 +461,9 @@ _TIMELINE = ("OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
 
 
 # a name occurs in $question as a whole word (Unicode); one-word names in capitals ("HIS") only with their
-# capitals, pronouns never ($pronouns)
-_OCCURS = ("size(n) >= 2 AND NOT toLower(n) IN $pronouns AND $question =~ "
+# capitals, pronouns never ($pronouns); a plain substring test first spares most names the regex
+_OCCURS = ("size(n) >= 2 AND NOT toLower(n) IN $pronouns AND toLower($question) CONTAINS toLower(n) "
+           "AND $question =~ "
            "((CASE WHEN NOT n CONTAINS ' ' AND n = toUpper(n) AND n <> toLower(n) THEN '' ELSE '(?i)' END) + "
            r"'(?sU).*(?<!\\w)\\Q' + replace(n, '\\E', '') + '\\E(?!\\w).*')")
 
