@@ -36,8 +36,8 @@ def drop_fulltext_index() -> str:
     return f"DROP INDEX {FULLTEXT_INDEX} IF EXISTS"
 
 
-def vector_index(dims: int, name: str = VECTOR_INDEX, prop: str = "embedding") -> str:
-    return (f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (c:Chunk) ON (c.{prop}) "
+def vector_index(dims: int, name: str = VECTOR_INDEX, prop: str = "embedding", label: str = "Chunk") -> str:
+    return (f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (c:{label}) ON (c.{prop}) "
             f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dims)}, `vector.similarity_function`: 'cosine'}}}}")
 
 
@@ -52,8 +52,7 @@ CLAIM_LINE_INDEX = "claim_lines"
 def claim_line_index(dims: int) -> str:
     """Claim lines' build-time vectors, so graph search finds the claims nearest a question without scoring
     every claim of a large entity."""
-    return (f"CREATE VECTOR INDEX {CLAIM_LINE_INDEX} IF NOT EXISTS FOR (c:Claim) ON (c.line_vec) "
-            f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dims)}, `vector.similarity_function`: 'cosine'}}}}")
+    return vector_index(dims, CLAIM_LINE_INDEX, "line_vec", "Claim")
 
 
 def drop_vector_indexes() -> list[str]:
@@ -478,11 +477,12 @@ def _first_chunk(r: str) -> str:
 
 
 def graph_context(vectors: bool) -> str:
-    """Everything graph search reads about its entry entities: the $seeds entities the $chunk_ids mention
-    most (besides the $named ones, which come first); each entry entity's strongest and newest links ($limit
-    per named entity, $seed_limit per seed, hubs allowed as ends; of those not of the $types the question
-    names, only the $others most similar to the question travel); two hops over the $types for $hop_keys
-    (never through a hub); and claims: those whose attribute stems the question asks for ($per_entity each,
+    """Everything graph search reads about its entry entities: the entities $question names (full-text hits
+    for $words, kept when a name or alias occurs as a whole word), then the $seeds entities the $chunk_ids
+    mention most; each entry entity's strongest and newest links ($limit per named entity, $seed_limit per
+    seed, hubs allowed as ends; of those not of the $types the question names, only the $others most similar
+    to the question travel); with $two_hops, two hops over the $types from the named entities (never through
+    a hub); and claims: those whose attribute stems the question asks for ($per_entity each,
     whole timelines) plus the $others most similar to it. Private evidence and claims only with $private.
     One statement: on two cores, splitting it into halves run side by side measured slower."""
     named = ("CALL () { UNWIND CASE WHEN $words = '' THEN [] ELSE [1] END AS go "
