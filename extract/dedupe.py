@@ -1,12 +1,13 @@
 """Near-duplicate entities the rules miss ("MindReader AI" / "Mindreader"): candidates by name containment,
-character similarity and closeness of name embeddings, judged by the extractor in two passes (accept, then a stricter confirm).
+character similarity and closeness of name embeddings, judged by the extractor in two passes (accept, then a
+stricter confirm).
 Decisions are cached, so only new pairs are ever judged; a rebuild uses cached decisions alone."""
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -109,18 +110,18 @@ def vector_candidates(entities: list[dict[str, Any]], vectors: Mapping[str, Sequ
     return sorted(out, key=lambda c: (c.a, c.b))
 
 
-def remembered_vector_candidates(entities: list[dict[str, Any]], vectors: Mapping[str, Sequence[float]],
+def remembered_vector_candidates(entities: list[dict[str, Any]], vectors: Callable[[], Mapping[str, Sequence[float]]],
                                  identity: str, cache: ExtractionCache) -> list[Candidate]:
     """Embedding candidates where only names never compared before are compared (against all names): the
     keys compared and the pairs found are kept in the cache per embedder, so a refresh of a large vault does
-    not redo an all-pairs comparison."""
+    not redo an all-pairs comparison, and one with no new name never asks for a vector."""
     key = cache_key(identity, f"{DEDUPE_VERSION}/name-pairs", "state")
     state = cache.get(key) or {"keys": [], "pairs": []}
-    current = {e["key"] for e in entities if e["key"] in vectors}
+    current = {e["key"] for e in entities}
     new = current - set(state["keys"])
     found = {(a, b): why for a, b, why in state["pairs"]}
     if new:
-        for c in vector_candidates(entities, vectors, only=new):
+        for c in vector_candidates(entities, vectors(), only=new):
             found.setdefault((c.a, c.b), c.why)
         cache.put(key, {"kind": "dedupe-name-pairs", "embedder": identity, "keys": sorted(current),
                         "pairs": [[a, b, why] for (a, b), why in sorted(found.items())]})
@@ -192,7 +193,7 @@ class Judge:
 
 
 def judged_merges(entities: list[dict[str, Any]], judge: Judge, remote: bool = True,
-                  vectors: Mapping[str, Sequence[float]] | None = None, identity: str = ""
+                  vectors: Callable[[], Mapping[str, Sequence[float]]] | None = None, identity: str = ""
                   ) -> tuple[list[tuple[str, str, str]], list[dict[str, Any]]]:
     """Merges both passes accepted (child, root, reason), and a log of every decision.
 
@@ -201,7 +202,7 @@ def judged_merges(entities: list[dict[str, Any]], judge: Judge, remote: bool = T
     merges: list[tuple[str, str, str]] = []
     log: list[dict[str, Any]] = []
     pool = list(ents.values())
-    near = remembered_vector_candidates(pool, vectors, identity, judge.cache) if vectors else []
+    near = remembered_vector_candidates(pool, vectors, identity, judge.cache) if vectors is not None else []
     for pair in all_candidates(pool, near):
         decision = judge.decide(pair, ents)
         if decision is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from extract.backends import Extractor, make_extractor
 from extract.cache import ExtractionCache
@@ -65,28 +65,40 @@ def knowledge_step(store: Store, cfg: Config, policy: Policy, extractor: Extract
     return summary(outcome, ks.counts() if outcome.status != "dry-run" else {}, rebuilt)
 
 
+def embed_new(known: dict[str, list[float]], texts: Mapping[str, str], embedder: Embedder) -> dict[str, list[float]]:
+    """Vectors for the keys of `texts` that `known` lacks, 256 texts a call in key order; `known` grows."""
+    todo = sorted(k for k in texts if k not in known)
+    for start in range(0, len(todo), 256):
+        batch = todo[start:start + 256]
+        known.update(zip(batch, embedder.embed_documents([texts[k] for k in batch])))
+    return known
+
+
 def embed_lines(rows: KnowledgeRows, embedder: Embedder | None, known: dict[str, list[float]]) -> None:
     """Vectors for claim and link lines, made at build time (a query then costs a dot product per line);
     lines already embedded (`known`, by text hash) are reused."""
     if embedder is None:
         return
     props = [c["props"] for c in rows.claims] + [r["props"] for rs in rows.relationships.values() for r in rs]
-    todo = sorted({p["line_hash"]: p["line"] for p in props if p["line_hash"] not in known}.items())
-    for start in range(0, len(todo), 256):
-        batch = todo[start:start + 256]
-        for (h, _), vec in zip(batch, embedder.embed_documents([t for _, t in batch])):
-            known[h] = vec
+    embed_new(known, {p["line_hash"]: p["line"] for p in props}, embedder)
     for p in props:
         p["line_vec"] = known.get(p["line_hash"])
 
 
-def embed_missing(known: dict[str, list[float]], names: set[str], embedder: Embedder) -> dict[str, list[float]]:
-    """Name vectors for the names not in `known` yet (vectors of entity names, for near-duplicate candidates)."""
-    todo = sorted(names - set(known))
-    for start in range(0, len(todo), 256):
-        batch = todo[start:start + 256]
-        known.update(zip(batch, embedder.embed_documents(batch)))
-    return known
+class NameVectors:
+    """Entity-name vectors (near-duplicate candidates): read from the graph when this embedder made them, and
+    new names embedded, only when first asked for, so a refresh that compares no new name costs nothing."""
+
+    def __init__(self, ks: KnowledgeStore, embedder: Embedder, reuse: bool) -> None:
+        self.ks, self.embedder, self.reuse = ks, embedder, reuse
+        self.known: dict[str, list[float]] | None = None
+
+    def of(self, entities: list[dict[str, Any]]) -> dict[str, list[float]]:
+        """Entity key -> vector of its name."""
+        if self.known is None:
+            self.known = self.ks.name_vectors() if self.reuse else {}
+        embed_new(self.known, {e["name"]: e["name"] for e in entities}, self.embedder)
+        return {e["key"]: self.known[e["name"]] for e in entities}
 
 
 def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]], force: bool,
@@ -98,16 +110,16 @@ def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[s
     ks = KnowledgeStore(store)
     meta = store.get_meta("knowledge")
     reuse = embedder is not None and meta.get("lines_by") == embedder.identity
-    known_names = ks.name_vectors() if reuse else {}
-    rows = _resolved_rows(store, cfg, outcome, chunks, extractor, embedder, retype, known_names)
+    names = NameVectors(ks, embedder, reuse) if embedder is not None else None
+    rows = _resolved_rows(store, cfg, outcome, chunks, extractor, embedder, retype, names)
     sig = rows.signature() + (f":{embedder.identity}" if embedder is not None else "")
     if not force and meta.get("signature") == sig:
         return False
     embed_lines(rows, embedder, ks.line_vectors() if reuse else {})
+    name_vecs = names.of(rows.entities) if names is not None else {}  # read before the layer is replaced
     ks.replace(rows.entities, rows.mentions, rows.relationships, rows.claims, rows.claim_edges, rows.described_by)
     if embedder is not None:
-        names = embed_missing(known_names, {e["name"] for e in rows.entities}, embedder)
-        ks.set_name_vectors({e["key"]: names[e["name"]] for e in rows.entities})
+        ks.set_name_vectors(name_vecs)
         ks.ensure_line_index(embedder.dimensions, fresh=not reuse)
     store.set_meta("knowledge", {"signature": sig, "lines_by": embedder.identity if embedder is not None else None})
     return True
@@ -115,7 +127,7 @@ def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[s
 
 def _resolved_rows(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]],
                    extractor: Extractor | None, embedder: Embedder | None, retype: bool,
-                   known_names: dict[str, list[float]]) -> KnowledgeRows:
+                   names: NameVectors | None) -> KnowledgeRows:
     """Rows after the rules, judged near-duplicates (names by string and by embedding), the audit of
     single-evidence links and any re-typing; each line with its text and hash."""
     overrides = Overrides.from_yaml(load_overrides(cfg))
@@ -125,11 +137,9 @@ def _resolved_rows(store: Store, cfg: Config, outcome: Outcome, chunks: list[dic
     cache = cache_for(cfg, graph_vault(store))
     judge = Judge(model_name(cfg), cache, extractor)
     remote = extractor.remote if extractor else True
-    vectors = None
-    if embedder is not None:
-        names = embed_missing(known_names, {e["name"] for e in rows.entities}, embedder)
-        vectors = {e["key"]: names[e["name"]] for e in rows.entities}
-    merges, outcome.dedupe = judged_merges(rows.entities, judge, remote, vectors,
+    entities = rows.entities
+    vectors = (lambda: names.of(entities)) if names is not None else None
+    merges, outcome.dedupe = judged_merges(entities, judge, remote, vectors,
                                            embedder.identity if embedder is not None else "")
     if merges:
         rows = build_rows(outcome.results, by_id, overrides, canonical, merges)

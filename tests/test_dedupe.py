@@ -74,23 +74,27 @@ def test_candidates_by_name_embeddings() -> None:
 
 def test_name_pairs_are_compared_once_per_name(tmp_path: Path) -> None:
     cache = ExtractionCache(tmp_path)
-    first = remembered_vector_candidates(NEAR, VECS, "onnx:test", cache)
+    first = remembered_vector_candidates(NEAR, lambda: VECS, "onnx:test", cache)
     assert [(c.a, c.b) for c in first] == [("event:2025 churn wave", "event:winter churn spike")]
     moved = {**VECS, "event:winter churn spike": unit(0, 0.5, 1), "event:churn wave 2": unit(0, 1, 0.05)}
     grown = NEAR + [ent("event:churn wave 2", "Churn wave 2", "Event")]
-    again = {(c.a, c.b) for c in remembered_vector_candidates(grown, moved, "onnx:test", cache)}
+    again = {(c.a, c.b) for c in remembered_vector_candidates(grown, lambda: moved, "onnx:test", cache)}
     # the old pair is remembered, not compared again; only the new name was compared with every name
     assert again == {("event:2025 churn wave", "event:winter churn spike"),
                      ("event:board offsite", "event:churn wave 2")}
-    assert remembered_vector_candidates(NEAR[:1] + NEAR[2:], VECS, "onnx:test", cache) == []
-    assert [(c.a, c.b) for c in remembered_vector_candidates(NEAR, VECS, "other:embedder", cache)] == [
+    assert remembered_vector_candidates(NEAR[:1] + NEAR[2:], lambda: VECS, "onnx:test", cache) == []
+
+    def no_vectors() -> dict[str, list[float]]:
+        raise AssertionError("no name is new: no vector may be asked for")
+    assert [(c.a, c.b) for c in remembered_vector_candidates(grown, no_vectors, "onnx:test", cache)] == sorted(again)
+    assert [(c.a, c.b) for c in remembered_vector_candidates(NEAR, lambda: VECS, "other:embedder", cache)] == [
         ("event:2025 churn wave", "event:winter churn spike")]
 
 
 def test_an_embedding_pair_is_judged_like_any_other(tmp_path: Path) -> None:
     with ChatStandIn(judge_responder) as standin:
         ext = AnthropicExtractor(MODEL, "test-key", standin.base_url, backoff=0.01)
-        merges, log = judged_merges(NEAR, Judge(MODEL, ExtractionCache(tmp_path), ext), vectors=VECS,
+        merges, log = judged_merges(NEAR, Judge(MODEL, ExtractionCache(tmp_path), ext), vectors=lambda: VECS,
                                     identity="onnx:test")
     assert [(c, r) for c, r, _ in merges] == [("event:winter churn spike", "event:2025 churn wave")]
     assert log[0]["candidate"] == "similar name embeddings (1.00)"
