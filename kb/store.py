@@ -257,9 +257,13 @@ class KnowledgeStore:
                  (cypher.create_claims(), claims), *((cypher.create_claim_edges(t), edges[t]) for t in sorted(edges)),
                  (cypher.create_described_by(), described_by or [])]
         for query, rows in steps:
-            for start in range(0, len(rows), batch):
-                self.store.run(query, rows=rows[start:start + batch])
+            self._write(query, rows, batch)
         self.store.run_autocommit(cypher.label_hubs())
+
+    def _write(self, query: str, rows: list[dict[str, Any]], batch: int = 5000) -> None:
+        """One UNWIND statement over `rows`, a transaction per `batch` rows."""
+        for start in range(0, len(rows), batch):
+            self.store.run(query, rows=rows[start:start + batch])
 
     def counts(self) -> dict[str, int]:
         return {k: int(v) for k, v in self.store.read(cypher.knowledge_counts())[0].items()}
@@ -271,9 +275,7 @@ class KnowledgeStore:
         return {r["name"]: r["v"] for r in self.store.read(cypher.name_vectors())}
 
     def set_name_vectors(self, vectors: Mapping[str, list[float]]) -> None:
-        rows = [{"key": k, "vec": v} for k, v in sorted(vectors.items())]
-        for start in range(0, len(rows), 5000):
-            self.store.run(cypher.set_name_vectors(), rows=rows[start:start + 5000])
+        self._write(cypher.set_name_vectors(), [{"key": k, "vec": v} for k, v in sorted(vectors.items())])
 
     def line_vectors(self) -> dict[str, list[float]]:
         return {r["h"]: r["v"] for r in self.store.read(cypher.line_vectors())}
