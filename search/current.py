@@ -9,14 +9,10 @@ from typing import Any, Callable
 
 FACTUAL = ("fact", "reported")
 YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
-NOW = re.compile(r"\b(now|today|current(ly)?|latest|most recent|still|anymore|these days)\b", re.IGNORECASE)
-
-
+_NOW_WORDS = r"current(ly)?|now|today|latest|most recent|these days|still"
+NOW = re.compile(rf"\b({_NOW_WORDS}|anymore)\b", re.IGNORECASE)
 WHY = re.compile(r"\bwhy\b", re.IGNORECASE)
-VALUE = re.compile(r"\b(how (many|much)|what (is|are|was|were|does|do)|what's|current(ly)?|now|today|"
-                   r"latest|most recent|these days|still)\b", re.IGNORECASE)
-
-
+VALUE = re.compile(rf"\b(how (many|much)|what (is|are|was|were|does|do)|what's|{_NOW_WORDS})\b", re.IGNORECASE)
 CHANGE = re.compile(r"\b(chang\w*|evolv\w*|over time|history|grown|grew|went from)\b", re.IGNORECASE)
 
 

@@ -12,9 +12,9 @@ from typing import Any
 from kb.embed import Embedder
 from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
+from kb.words import question_stems
 from search.current import asked_year, asks_about_change, asks_for_value, lead_claims, promote
 from search.hybrid import Filters, hybrid_search, notes_for_chunks
-from kb.words import question_stems
 from search.lines import Line, claim_lines, link_line
 
 PRONOUNS = frozenset("i me my we us our you he him his she her it its they them their this that who".split())

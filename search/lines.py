@@ -66,7 +66,7 @@ def claim_lines(rows: list[dict[str, Any]], limit: int) -> list[Line]:
         order = 0 if c.get("is_current") else (2 if c["modality"] in ("fact", "reported") else 3)
         out.append(Line("claim", text, c["note_path"], c["note_date"], False, order, sim=r.get("score"),
                         when=str(c.get("valid_from") or c.get("note_date") or ""), chunk=r.get("chunk") or "",
-                        timeline=f"{r.get('entry', r['entity'])}\x00{c['attribute']}"))
+                        timeline=f"{r['entry']}\x00{c['attribute']}"))
     out.sort(key=lambda ln: ln.text)
     out.sort(key=lambda ln: ln.when, reverse=True)  # newest first ...
     out.sort(key=lambda ln: ln.order)  # ... within current, past facts, then plans and opinions
