@@ -14,11 +14,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Iterator, Union
 
-from standin_http import JsonHandler, StandInServer
+from standin_http import JsonHandler, Recorded, StandInServer, full_name
 
 Responder = Callable[[dict[str, Any]], Union[str, dict[str, Any]]]
 
@@ -65,20 +64,6 @@ def prompt_text(body: dict[str, Any]) -> str:
 def input_tokens_for(body: dict[str, Any]) -> int:
     """The input (prompt) token count the stand-in reports for a request body."""
     return tokens(prompt_text(body))
-
-
-def full_name(model: str) -> str:
-    """Ollama's canonical name: an untagged model means `:latest`."""
-    return model if ":" in model else f"{model}:latest"
-
-
-@dataclass(frozen=True)
-class Recorded:
-    method: str
-    path: str
-    headers: dict[str, str]  # lower-cased names
-    body: Any  # the parsed JSON body, or None
-    raw: str  # the body as sent (decoded), for "this text never left" assertions
 
 
 class ChatStandIn(StandInServer):
@@ -219,7 +204,7 @@ def _make_handler(standin: ChatStandIn) -> type[BaseHTTPRequestHandler]:
             raw, body = self.read_body()
             headers = {k.lower(): v for k, v in self.headers.items()}
             path = self.path.split("?", 1)[0]
-            standin._record(Recorded(method, path, headers, body, raw.decode("utf-8", "replace")))
+            standin._record(Recorded(method, path, body, headers, raw.decode("utf-8", "replace")))
             fault = standin._take_fault()
             if fault == "drop_next":
                 self.drop()

@@ -11,11 +11,10 @@ import hashlib
 import json
 import math
 import random
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Iterator
 
-from standin_http import JsonHandler, StandInServer
+from standin_http import JsonHandler, Recorded, StandInServer, full_name
 
 DEFAULT_MODELS: dict[str, int] = {"bge-m3:latest": 1024}
 
@@ -26,18 +25,6 @@ def vector_for(text: str, dims: int) -> list[float]:
     raw = [rng.gauss(0.0, 1.0) for _ in range(dims)]
     norm = math.sqrt(sum(x * x for x in raw)) or 1.0
     return [x / norm for x in raw]
-
-
-def full_name(model: str) -> str:
-    """Ollama's canonical name: an untagged model means `:latest`."""
-    return model if ":" in model else f"{model}:latest"
-
-
-@dataclass(frozen=True)
-class Recorded:
-    method: str
-    path: str
-    body: Any  # the parsed JSON body, or None
 
 
 class OllamaStandIn(StandInServer):

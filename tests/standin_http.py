@@ -5,9 +5,26 @@ from __future__ import annotations
 import json
 import socket
 import threading
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
+
+
+def full_name(model: str) -> str:
+    """Ollama's canonical name: an untagged model means `:latest`."""
+    return model if ":" in model else f"{model}:latest"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """One request a stand-in received."""
+
+    method: str
+    path: str
+    body: Any  # the parsed JSON body, or None
+    headers: dict[str, str] = field(default_factory=dict)  # lower-cased names
+    raw: str = ""  # the body as sent (decoded), for "this text never left" assertions
 
 
 class JsonHandler(BaseHTTPRequestHandler):
