@@ -76,21 +76,23 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
     t1 = time.perf_counter()
     chunk_ids = [c["id"] for r in base["results"][:5] for c in r["chunks"]]
     types = implied_types(question)
+    asked = question_stems(question)
+    private = bool(filters and filters.include_private)
     ctx = ks.graph_context(question, entity_words(question), sorted(PRONOUNS), chunk_ids, cfg.seeds,
-                           bool(types and cfg.two_hops), types, sorted(question_stems(question)), qvec,
-                           cfg.links_per_entity, cfg.links_per_seed, cfg.max_claims,
-                           cfg.max_lines if cfg.trim else 1000, bool(filters and filters.include_private))
+                           bool(types and cfg.two_hops), types, sorted(asked), qvec, cfg.links_per_entity,
+                           cfg.links_per_seed, cfg.max_claims, cfg.max_lines if cfg.trim else 1000, private)
     named, seeds = ctx["named"], ctx["seeds"]
     entry = {e["key"]: e["name"] for e in named + seeds}  # key -> name, named entities first
     # the history of what a question names is its answer: not capped
     per_timeline = cfg.max_claims if named and asks_about_change(question) else cfg.per_timeline
-    lines = _lines(ctx, entry, types, bool(filters and filters.include_private), cfg.max_claims, per_timeline)
+    lines = _lines(ctx, entry, types, private, cfg.max_claims, per_timeline)
     kept, dropped = trim(lines, qvec is not None, cfg)
     kept, repeated = _unrepeated(kept, base["results"], cfg)
     # whose values count: the entities the question names, else ("what do we charge?") those of the top notes
     subjects = {e["key"] for e in (named or seeds)}
     if asks_for_value(question, bool(named)):
-        base["results"] = _current_first(index, base["results"], ctx["claims"], subjects, question, cfg, filters)
+        base["results"] = _current_first(index, base["results"], ctx["claims"], subjects, asked, question, cfg,
+                                         filters)
     t2 = time.perf_counter()
     tokens, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
     base.update(mode="graph", graph={
@@ -104,12 +106,12 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
 
 
 def _current_first(index: SearchIndex, results: list[dict[str, Any]], claims: list[dict[str, Any]],
-                   subjects: set[str], question: str, cfg: GraphConfig,
+                   subjects: set[str], asked: set[str], question: str, cfg: GraphConfig,
                    filters: Filters | None) -> list[dict[str, Any]]:
     """Notes stating the value the question asks for go first; a note outside the results joins them only
     when no folder, tag or date filter is set (it might not pass one)."""
     year = asked_year(question)
-    leads = lead_claims(claims, subjects, question_stems(question), year)
+    leads = lead_claims(claims, subjects, asked, year)
     narrowed = filters is not None and any(v is not None for v in filters.params().values())
     reason = f"states the value in {year}" if year else "states the current value"
     return promote(results, leads, cfg.promote, reason,
