@@ -14,9 +14,10 @@ from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
 from kb.words import question_stems
 from search.current import asked_year, asks_about_change, asks_for_value, lead_claims, promote
-from search.hybrid import Filters, hybrid_search, notes_for_chunks
+from search.hybrid import Filters, hybrid_search, notes_for_chunks, query_terms, question_vector
 from search.lines import Line, claim_lines, link_line
 
+ENTITY_TERMS = 200  # the entity-name index has one field: 200 terms stay far under Lucene's 1,024 clauses
 PRONOUNS = frozenset("i me my we us our you he him his she her it its they them their this that who".split())
 # Words in a question that name relationship types: those links are fetched first and never trimmed.
 RELATION_WORDS: dict[str, tuple[str, ...]] = {
@@ -63,15 +64,15 @@ def implied_types(question: str) -> list[str]:
 
 def entity_words(question: str) -> str:
     """The question's words (pronouns left out) as a full-text query for entity names and aliases."""
-    words = [w.lower() for w in re.findall(r"\w+", question) if w.lower() not in PRONOUNS]
-    return " ".join(dict.fromkeys(words))
+    words = [w for w in query_terms(question, ENTITY_TERMS, frozenset()) if w not in PRONOUNS]
+    return " ".join(words)
 
 
 def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | None, question: str,
                  cfg: GraphConfig = GraphConfig(), filters: Filters | None = None) -> dict[str, Any]:
     """Hybrid results plus trimmed graph lines within one token budget; byte-for-byte deterministic."""
     t0 = time.perf_counter()
-    qvec = embedder.embed_query(question) if embedder is not None else None
+    qvec = question_vector(embedder, question)
     base = hybrid_search(index, embedder, question, k=cfg.k, filters=filters, qvec=qvec)
     t1 = time.perf_counter()
     chunk_ids = [c["id"] for r in base["results"][:5] for c in r["chunks"]]

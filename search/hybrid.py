@@ -20,6 +20,13 @@ QUESTION_WORDS = frozenset(
     "no not of on or our so such than that the their then there these they this to was we were what "
     "when where which who whom whose why will with you your".split())
 LUCENE_WORD = re.compile(r"\w+", re.UNICODE)
+# Lucene's clause limit is 1,024 and the chunk index has five fields, so a term costs five clauses; 64 terms
+# (the first distinct ones) keep every question far under it, and a longer question is rarely made better
+MAX_TERMS = 64
+MAX_TERM_CHARS = 100  # Lucene splits a token at 255 characters; a longer "word" is noise, not a term
+MAX_EMBED_CHARS = 32000  # about bge-m3's 8k-token window; a 1.6 MB question is not tokenized whole
+IDEOGRAPH = re.compile(r"[\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+IDEOGRAPH_SPLIT = re.compile(r"([\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
 
 
 @dataclass(frozen=True)
@@ -51,14 +58,38 @@ def iso_date(value: str | None, label: str) -> str | None:
         raise ConfigError(f"{label} {value!r} is not a date: use YYYY-MM-DD") from exc
 
 
+def query_terms(question: str, limit: int | None = None, stop: frozenset[str] = QUESTION_WORDS) -> list[str]:
+    """The question's distinct search words, lower-cased, `stop` words left out (unless that leaves none),
+    in order of first use; at most `limit` of them (default MAX_TERMS), each at most MAX_TERM_CHARS long."""
+    limit = MAX_TERMS if limit is None else limit
+    words: dict[str, None] = {}
+    fallback: dict[str, None] = {}
+    for match in LUCENE_WORD.finditer(question):
+        for w in _split_ideographs(match.group().lower()[:MAX_TERM_CHARS]):
+            if not w.strip("_"):
+                continue
+            if len(fallback) < limit:
+                fallback.setdefault(w)
+            if w not in stop:
+                words.setdefault(w)
+                if len(words) >= limit:
+                    return list(words)
+    return list(words or fallback)
+
+
+def _split_ideographs(word: str) -> list[str]:
+    """Han and Hiragana characters one by one, as Lucene's standard tokenizer reads them; other runs whole."""
+    if not IDEOGRAPH.search(word):
+        return [word]
+    return [p for p in IDEOGRAPH_SPLIT.split(word) if p]
+
+
 def lucene_query(question: str, filters: Filters | None = None) -> str | None:
-    """A Lucene query from free text: words only, so quotes, colons, AND, * or brackets never break it."""
-    words = [w.lower() for w in LUCENE_WORD.findall(question)]
-    words = [w for w in words if w not in QUESTION_WORDS and w.strip("_")] or \
-        [w for w in words if w.strip("_")]
-    if not words:
+    """A Lucene query from any text: words only, so quotes, colons, AND, * or brackets never break it, and at
+    most MAX_TERMS of them, so a pasted page never exceeds Lucene's clause limit."""
+    seen = query_terms(question)
+    if not seen:
         return None
-    seen: dict[str, None] = dict.fromkeys(words)
     query = "+(" + " ".join(seen) + ")"
     if filters is None or not filters.include_private:
         query += f" -privacy:{PRIVATE_WORD}"
@@ -73,6 +104,11 @@ def lucene_query(question: str, filters: Filters | None = None) -> str | None:
             high = (p["until"] or "9999-12-31").replace("-", "")
             query += f" +facets:[kbd_{low} TO kbd_{high}]"
     return query
+
+
+def question_vector(embedder: Embedder | None, question: str) -> list[float] | None:
+    """The question's vector; only its first MAX_EMBED_CHARS characters are read (no embedder reads more)."""
+    return embedder.embed_query(question[:MAX_EMBED_CHARS]) if embedder is not None else None
 
 
 @dataclass
@@ -137,7 +173,7 @@ def rank_chunks(index: SearchIndex, embedder: Embedder | None, question: str, fi
     lucene = lucene_query(question, filters)
     keyword = index.keyword(lucene, depth) if lucene else []
     t1 = time.perf_counter()
-    vec = qvec if qvec is not None else (embedder.embed_query(question) if embedder is not None else None)
+    vec = qvec if qvec is not None else question_vector(embedder, question)
     t2 = time.perf_counter()
     vector = index.vector(vec, depth, filters.params(), filters.include_private) if vec is not None else []
     t3 = time.perf_counter()
