@@ -160,7 +160,8 @@ def set_link_sig() -> str:
 
 
 def all_raw_links() -> str:
-    return "MATCH (n:Note) RETURN n.path AS path, n.links_raw AS links, n.link_sig AS sig ORDER BY path"
+    return ("MATCH (n:Note) RETURN n.path AS path, n.links_raw AS links, n.link_sig AS sig, "
+            "COUNT { (n)-[:LINKS_TO|ATTACHES]->() } AS edges ORDER BY path")
 
 
 def prune_orphans() -> str:

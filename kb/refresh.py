@@ -8,6 +8,8 @@ import json
 import multiprocessing
 import os
 import posixpath
+import signal
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ from kb.store import Store
 from kb.vault import Note, Scan, VaultFile, file_hash, parse_note, scan_vault
 
 BATCH_NOTES = 250
+PENDING_SIG = ""  # a note whose links are not written yet
 
 
 @dataclass
@@ -109,6 +112,11 @@ def link_sig(rows: dict[str, list[dict[str, Any]]]) -> str:
     return hashlib.sha1(json.dumps(rows, sort_keys=True).encode()).hexdigest()
 
 
+def link_count(rows: dict[str, list[dict[str, Any]]]) -> int:
+    """How many LINKS_TO and ATTACHES relationships the note must have once its links are written."""
+    return sum(len(items) for items in rows.values())
+
+
 def _note_props(note: Note, sig: str) -> dict[str, Any]:
     return {
         "path": note.path, "title": note.title, "folder": note.folder, "hash": note.hash, "size": note.size,
@@ -133,6 +141,26 @@ def parse_and_chunk(vf: VaultFile, private_folders: tuple[str, ...]) -> tuple[No
     return note, chunk_note(note)
 
 
+def die_with_parent(parent: int) -> None:
+    """Worker start-up: exit as soon as the process that started this one is gone (kill -9 included)."""
+    try:  # Linux: the kernel sends SIGKILL when the parent dies
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _watch_parent(parent: int) -> None:
+    """Elsewhere (macOS): poll, since the kernel will not tell."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
+
+
 def parsed_batches(todo: list[VaultFile], private_folders: tuple[str, ...],
                    workers: int) -> Iterator[list[tuple[Note, list[Chunk]]]]:
     """Parsed and chunked notes in batches; worker processes parse while this one writes."""
@@ -140,8 +168,10 @@ def parsed_batches(todo: list[VaultFile], private_folders: tuple[str, ...],
         for start in range(0, len(todo), BATCH_NOTES):
             yield [parse_and_chunk(vf, private_folders) for vf in todo[start:start + BATCH_NOTES]]
         return
-    ctx = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+    # Spawned, not forked: a forked worker would inherit the Bolt socket, keeping a killed run's open write
+    # transaction alive and blocking the next refresh. Workers also end when this process dies.
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, mp_context=ctx, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
         batch: list[tuple[Note, list[Chunk]]] = []
         for item in pool.map(parse_and_chunk, todo, itertools.repeat(private_folders), chunksize=32):
             batch.append(item)
@@ -152,22 +182,20 @@ def parsed_batches(todo: list[VaultFile], private_folders: tuple[str, ...],
             yield batch
 
 
-def write_batch(store: Store, parsed: list[tuple[Note, list[Chunk]]], index: LinkIndex, embedder_id: str,
+def write_batch(store: Store, parsed: list[tuple[Note, list[Chunk]]], embedder_id: str,
                 existing: set[str] | dict[str, Any]) -> int:
-    """Write notes with their chunks, tags, folders and links in one transaction."""
+    """Write notes with their chunks, tags and folders in one transaction (links come after, in `relink`)."""
     note_rows: list[dict[str, Any]] = []
     chunk_rows: list[dict[str, Any]] = []
     clear_rows: list[dict[str, Any]] = []
     pairs: list[list[str]] = []
     folders: dict[str, str | None] = {}
     tag_pairs: set[tuple[str, str]] = set()
-    links: dict[str, list[dict[str, Any]]] = {"note": [], "missing": [], "attachment": []}
     for note, chunks in parsed:
-        rows = link_rows(note.path, list(note.links), index)
-        for kind, items in rows.items():
-            links[kind].extend(items)
+        # Links are written by `relink` once every note of the run exists: a target in a later batch would
+        # otherwise be missed. An empty signature marks the note's links as still to be written.
         note_rows.append({"path": note.path, "folder": note.folder, "folder_name": _folder_name(note.folder),
-                          "tags": list(note.tags), "props": _note_props(note, link_sig(rows))})
+                          "tags": list(note.tags), "props": _note_props(note, PENDING_SIG)})
         if note.path in existing:  # a new note has nothing to clear
             clear_rows.append({"path": note.path, "keep": [c.id for c in chunks]})
         chunk_rows.extend(_chunk_row(c, note) for c in chunks)
@@ -184,9 +212,6 @@ def write_batch(store: Store, parsed: list[tuple[Note, list[Chunk]]], index: Lin
         (cypher.link_tags(), {"rows": tag_rows}),
         (cypher.upsert_chunks(), {"rows": chunk_rows, "embedder": embedder_id}),
         (cypher.link_next_chunks(), {"pairs": pairs}),
-        (cypher.link_notes(), {"rows": links["note"]}),
-        (cypher.link_missing(), {"rows": links["missing"]}),
-        (cypher.link_attachments(), {"rows": links["attachment"]}),
     ]
     store.run_batch(statements)
     return len(chunk_rows)
@@ -202,7 +227,7 @@ def relink(store: Store, index: LinkIndex, bars: Bars) -> int:
     for row in store.raw_links():
         rows = link_rows(row["path"], _links_from_json(row["links"]), index)
         sig = link_sig(rows)
-        if sig != row["sig"]:
+        if sig != row["sig"] or link_count(rows) != row["edges"]:
             todo.append((row["path"], rows, sig))
     with bars.step("relinking", len(todo)) as advance:
         for start in range(0, len(todo), BATCH_NOTES):
@@ -249,13 +274,10 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None) -> Su
     on_disk = {vf.path for vf in scan.notes}
     removed = sorted(set(states) - on_disk)
     index = LinkIndex(sorted(on_disk), scan.attachments)
-    paths_changed = bool(removed) or any(vf.path not in states for vf in todo)
-    if paths_changed:
-        store.set_meta("links", {"dirty": True})
     embedder_id = embed_step.identity if embed_step is not None else ""
     with bars.step("parsing notes", len(todo)) as advance:
         for batch in parsed_batches(todo, cfg.private_folders, workers=min(2, os.cpu_count() or 1)):
-            summary.chunks_written += write_batch(store, batch, index, embedder_id, states)
+            summary.chunks_written += write_batch(store, batch, embedder_id, states)
             for note, _ in batch:
                 (summary.changed if note.path in states else summary.added).append(note.path)
                 summary.warnings.extend(note.warnings)
@@ -266,10 +288,10 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None) -> Su
     for start in range(0, len(removed), BATCH_NOTES):
         store.run(cypher.delete_notes(), paths=removed[start:start + BATCH_NOTES])
     summary.removed = removed
-    if paths_changed or store.get_meta("links").get("dirty"):
-        summary.relinked = relink(store, index, bars)
-        store.set_meta("links", {"dirty": False})
-    if todo or removed:
+    # Every run checks every note's links against what the graph holds (signature and edge count), so links
+    # a killed or concurrent run left half-written are repaired, and notes written above get their links now.
+    summary.relinked = relink(store, index, bars)
+    if todo or removed or summary.relinked:
         store.run_autocommit(cypher.prune_orphans())
     _apply_private(store, cfg)
     if embed_step is not None:

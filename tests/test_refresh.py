@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -111,25 +112,72 @@ def settled_count(store: Store) -> int:
         last = now
 
 
-def test_kill_9_mid_refresh_then_finish(store: Store, connection: Connection, tmp_path: Path) -> None:
+def expected_note_links(vault: Path) -> int:
+    """An independent count of resolved note links in `generated_vault`: distinct [[nK]] whose nK.md exists."""
+    names = {p.stem for p in vault.rglob("*.md")}
+    return sum(len({t for t in re.findall(r"\[\[([^\]]+)\]\]", p.read_text()) if t in names})
+               for p in vault.rglob("*.md"))
+
+
+def kb_refresh_proc(env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", "from kb.cli import main; main()", "refresh", "--no-embed",
+                             "--no-extract", "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def cli_env(tmp_path: Path, connection: Connection, vault: Path) -> dict[str, str]:
+    return {**os.environ, "KB_HOME": str(tmp_path / "home"), "NEO4J_URI": connection.uri,
+            "NEO4J_USER": connection.user, "NEO4J_PASSWORD": connection.password, "KB_VAULT": str(vault)}
+
+
+def children_of(pid: int) -> list[int]:
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def test_kill_9_at_random_moments_then_finish(store: Store, connection: Connection, tmp_path: Path) -> None:
+    """kill -9 a 1,500-note build (parse workers running) at random moments; the next run is never blocked
+    and ends with the same graph as a clean build, every link in place."""
     vault = generated_vault(tmp_path / "v", 1500)
-    env = {**os.environ, "KB_HOME": str(tmp_path / "home"), "NEO4J_URI": connection.uri,
-           "NEO4J_USER": connection.user, "NEO4J_PASSWORD": connection.password, "KB_VAULT": str(vault)}
-    proc = subprocess.Popen([sys.executable, "-c", "from kb.cli import main; main()", "refresh", "--no-embed", "--json"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if store.read("MATCH (n:Note) RETURN count(n) AS c")[0]["c"] >= 250:
-            break
-        time.sleep(0.05)
-    assert proc.poll() is None, "refresh finished before it could be killed: make the vault bigger"
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    partial = settled_count(store)
-    assert 0 < partial < 1500
-    s = run(store, vault)
-    assert len(s.added) == 1500 - partial
+    env = cli_env(tmp_path, connection, vault)
+    rng = random.Random(11)
+    for _ in range(3):
+        proc = kb_refresh_proc(env)
+        time.sleep(1.5 + rng.random() * 6)
+        workers = children_of(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(w) for w in workers):
+            time.sleep(0.1)
+        assert not any(_alive(w) for w in workers), "parse workers outlived their killed parent"
+    settled_count(store)
+    finish = kb_refresh_proc(env)
+    out, err = finish.communicate(timeout=300)  # a blocked run would hang here
+    assert finish.returncode == 0, err.decode()
     resumed = dump(store)
+    assert store.counts()["links"] == expected_note_links(vault)
     store.clear()
     run(store, vault)
     assert dump(store) == resumed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return not (status.exists() and "State:\tZ" in status.read_text())
+
+
+def test_two_refreshes_at_once_one_waits_its_turn(store: Store, connection: Connection, tmp_path: Path) -> None:
+    """The second concurrent refresh is refused with a clear message; links are never doubled."""
+    vault = generated_vault(tmp_path / "v", 400)
+    env = cli_env(tmp_path, connection, vault)
+    first, second = kb_refresh_proc(env), kb_refresh_proc(env)
+    results = [p.communicate(timeout=300) for p in (first, second)]
+    codes = sorted([first.returncode, second.returncode])
+    assert codes == [0, 1], results
+    refused = results[0][1] if first.returncode else results[1][1]
+    assert b"is writing to the Neo4j database 'neo4j'" in refused
+    assert store.counts()["links"] == expected_note_links(vault)

@@ -12,6 +12,7 @@ from kb.cli.common import config, embedder_option, emit_json, json_option, stdin
 from kb.embed import make_embedder
 from kb.embeddings import EmbedStep
 from kb.errors import EmbedderError
+from kb.lock import write_lock
 from kb.progress import Bars
 from kb.refresh import Summary, missing_with_aliases, refresh
 
@@ -32,7 +33,7 @@ def refresh_cmd(vault: str | None, embedder: str | None, no_embed: bool, reembed
     cfg = config(vault=vault, embedder=embedder)
     step = None if no_embed else EmbedStep(make_embedder(cfg), reembed=reembed)
     embed_error = None
-    with store(cfg) as st:
+    with store(cfg) as st, write_lock(cfg.home, st.conn.uri, st.conn.database):
         try:
             summary = refresh(st, cfg, Bars(quiet=as_json), step)
         except EmbedderError as exc:  # structure is already written: report it, then fail
