@@ -9,10 +9,12 @@ from typing import Any, Callable, Sequence
 
 from eval.metrics import (ContextBlock, all_gold_at, context_text, count_tokens, current_first, facts_found,
                           mrr, ndcg_at, note_recall_in, pack_budget, precision_in, recall_at)
+from eval.naive import NaiveIndex
 from eval.questions import Question
 from kb.embed import Embedder
 from kb.store import SearchIndex, Store
 from search.modes import run_search
+from search.fusion import FusionConfig
 from search.hybrid import Filters, flat_chunks, hybrid_search
 
 LOCAL = Filters(include_private=True)  # the eval runs locally: private notes count like any other
@@ -53,11 +55,11 @@ class Row:
 Mode = Callable[[str, int], ModeOutput]
 
 
-def hybrid_mode(index: SearchIndex, embedder: Embedder | None) -> Mode:
-    """Top 20 notes, each with its best chunks in full, in rank order."""
+def hybrid_mode(index: SearchIndex, embedder: Embedder | None, fusion: FusionConfig | None = None) -> Mode:
+    """Top 20 notes, each with its best chunks in full, in rank order (`fusion` picks the legs and weights)."""
     def run(question: str, budget: int) -> ModeOutput:
         t0 = time.perf_counter()
-        res = hybrid_search(index, embedder, question, k=DEPTH_NOTES, filters=LOCAL)
+        res = hybrid_search(index, embedder, question, k=DEPTH_NOTES, filters=LOCAL, fusion=fusion)
         latency = (time.perf_counter() - t0) * 1e3
         blocks = [ContextBlock(r["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}")
                   for r in res["results"] for c in r["chunks"]]
@@ -96,6 +98,18 @@ def flat_mode(index: SearchIndex, embedder: Embedder | None) -> Mode:
         top = res["chunks"][0]["score"] if res["chunks"] else None
         return ModeOutput(ranked, pack_budget(blocks, budget), top, latency,
                           timing["keyword_ms"] + timing["vector_ms"] + timing["fuse_ms"])
+    return run
+
+
+def naive_mode(naive: NaiveIndex) -> Mode:
+    """The windowed baseline: top 20 notes, each with its best 3 windows, in rank order."""
+    def run(question: str, budget: int) -> ModeOutput:
+        t0 = time.perf_counter()
+        hits = naive.search(question, DEPTH_NOTES)
+        latency = (time.perf_counter() - t0) * 1e3
+        blocks = [ContextBlock(h.path, w.text) for h in hits for w in h.windows[:3]]
+        return ModeOutput([h.path for h in hits], pack_budget(blocks, budget), hits[0].score if hits else None,
+                          latency, latency)
     return run
 
 

@@ -13,6 +13,7 @@ from kb.embed import Embedder
 from kb.errors import ConfigError
 from kb.refresh import folder_facet, tag_facet
 from kb.store import SearchIndex
+from search.fusion import FusionConfig
 
 RRF_K = 60
 QUESTION_WORDS = frozenset(
@@ -129,14 +130,15 @@ class NoteHit:
     chunks: list[ChunkHit] = field(default_factory=list)
 
 
-def fuse(keyword: list[dict[str, Any]], vector: list[dict[str, Any]], k: int = RRF_K) -> list[ChunkHit]:
-    """Reciprocal-rank fusion of two chunk rankings; ties break on the chunk id."""
+def fuse(keyword: list[dict[str, Any]], vector: list[dict[str, Any]], k: int = RRF_K,
+         weights: tuple[float, float] = (1.0, 1.0)) -> list[ChunkHit]:
+    """Weighted reciprocal-rank fusion of two chunk rankings; ties break on the chunk id."""
     hits: dict[str, ChunkHit] = {}
-    for attr, ranking in (("keyword_rank", keyword), ("vector_rank", vector)):
+    for attr, ranking, weight in (("keyword_rank", keyword, weights[0]), ("vector_rank", vector, weights[1])):
         for rank, row in enumerate(ranking, start=1):
             hit = hits.setdefault(row["id"], ChunkHit(row["id"], row["path"]))
             setattr(hit, attr, rank)
-            hit.score += 1.0 / (k + rank)
+            hit.score += weight / (k + rank)
     return sorted(hits.values(), key=lambda h: (-h.score, h.id))
 
 
@@ -167,17 +169,21 @@ class Ranking:
 
 
 def rank_chunks(index: SearchIndex, embedder: Embedder | None, question: str, filters: Filters,
-                depth: int, qvec: list[float] | None = None) -> Ranking:
-    """Keyword and vector rankings of chunks, fused by reciprocal rank."""
+                k: int, qvec: list[float] | None = None, fusion: FusionConfig | None = None) -> Ranking:
+    """Keyword and vector rankings of chunks, fused by reciprocal rank; a leg of weight 0 is skipped."""
+    cfg = fusion or FusionConfig()
     t0 = time.perf_counter()
-    lucene = lucene_query(question, filters)
-    keyword = index.keyword(lucene, depth) if lucene else []
+    lucene = lucene_query(question, filters) if cfg.keyword_weight > 0 else None
+    keyword = index.keyword(lucene, cfg.depth("keyword", k)) if lucene else []
     t1 = time.perf_counter()
-    vec = qvec if qvec is not None else question_vector(embedder, question)
+    vec = None
+    if cfg.vector_weight > 0:
+        vec = qvec if qvec is not None else question_vector(embedder, question)
     t2 = time.perf_counter()
-    vector = index.vector(vec, depth, filters.params(), filters.include_private) if vec is not None else []
+    vector = index.vector(vec, cfg.depth("vector", k), filters.params(), filters.include_private) \
+        if vec is not None else []
     t3 = time.perf_counter()
-    fused = fuse(keyword, vector)
+    fused = fuse(keyword, vector, cfg.rrf_k, (cfg.keyword_weight, cfg.vector_weight))
     t4 = time.perf_counter()
     timing = {"keyword_ms": (t1 - t0) * 1e3, "embed_ms": (t2 - t1) * 1e3, "vector_ms": (t3 - t2) * 1e3,
               "fuse_ms": (t4 - t3) * 1e3}
@@ -185,11 +191,11 @@ def rank_chunks(index: SearchIndex, embedder: Embedder | None, question: str, fi
 
 
 def hybrid_search(index: SearchIndex, embedder: Embedder | None, question: str, k: int = 20,
-                  filters: Filters | None = None, depth: int | None = None, per_note: int = 3,
-                  qvec: list[float] | None = None) -> dict[str, Any]:
+                  filters: Filters | None = None, per_note: int = 3, qvec: list[float] | None = None,
+                  fusion: FusionConfig | None = None) -> dict[str, Any]:
     """The `kb search --json` contract: ranked notes with their best chunks in full and the score parts."""
     filters = filters or Filters()
-    ranking = rank_chunks(index, embedder, question, filters, depth or max(100, k * 5), qvec)
+    ranking = rank_chunks(index, embedder, question, filters, k, qvec, fusion)
     t0 = time.perf_counter()
     notes = roll_up(ranking.chunks, k, per_note)
     details = index.chunks([c.id for n in notes for c in n.chunks])
@@ -206,9 +212,9 @@ def hybrid_search(index: SearchIndex, embedder: Embedder | None, question: str, 
 
 
 def flat_chunks(index: SearchIndex, embedder: Embedder | None, question: str, limit: int = 200,
-                filters: Filters | None = None) -> dict[str, Any]:
+                filters: Filters | None = None, fusion: FusionConfig | None = None) -> dict[str, Any]:
     """Chunks in fused order, not rolled up to notes: the flat-retrieval arm."""
-    ranking = rank_chunks(index, embedder, question, filters or Filters(), limit)
+    ranking = rank_chunks(index, embedder, question, filters or Filters(), limit // 5, fusion=fusion)
     hits = ranking.chunks[:limit]
     details = index.chunks([h.id for h in hits])
     return {"query": question, "mode": "flat", "timing": {k: round(v, 2) for k, v in ranking.timing.items()},

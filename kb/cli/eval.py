@@ -10,7 +10,8 @@ from typing import Callable
 
 import click
 
-from eval.harness import Mode, flat_mode, graph_mode, hybrid_mode, rows_json, run_modes
+from eval.harness import Mode, flat_mode, graph_mode, hybrid_mode, naive_mode, rows_json, run_modes
+from eval.naive import NaiveIndex
 from eval.questions import QuestionSetError, check_questions, filter_split, load_questions
 from eval.report import charts, markdown
 from extract.step import knowledge_step, policy_for
@@ -22,8 +23,9 @@ from kb.errors import ConfigError
 from kb.progress import Bars
 from kb.refresh import refresh
 from kb.store import SearchIndex
+from search.fusion import FUSION_PRESETS
 
-MODES = ("hybrid", "flat", "graph", "auto", "graph-notrim", "graph-nopromote")
+MODES = ("hybrid", "keyword", "vector", "naive", "flat", "graph", "auto", "graph-notrim", "graph-nopromote")
 
 
 @click.group("eval")
@@ -96,6 +98,9 @@ def run(questions: str, vault: str, modes: str, split: str | None, out_dir: str 
         index = SearchIndex(st)
         builders: dict[str, Callable[[], Mode]] = {
             "hybrid": lambda: hybrid_mode(index, emb), "flat": lambda: flat_mode(index, emb),
+            "keyword": lambda: hybrid_mode(index, emb, FUSION_PRESETS["keyword"]),
+            "vector": lambda: hybrid_mode(index, emb, FUSION_PRESETS["vector"]),
+            "naive": lambda: naive_mode(NaiveIndex(cfg, emb)),
             "graph": lambda: graph_mode(st, emb), "auto": lambda: graph_mode(st, emb, mode="auto"),
             "graph-notrim": lambda: graph_mode(st, emb, preset="no-trim"),
             "graph-nopromote": lambda: graph_mode(st, emb, preset="no-promote")}

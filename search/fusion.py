@@ -1,0 +1,27 @@
+"""How hybrid search fuses its two legs: candidate depth per leg, the RRF constant and the leg weights."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FusionConfig:
+    """Every knob of the fusion in one place; a leg with weight 0 is not run at all."""
+
+    keyword_depth: int = 100  # passages fetched from the full-text index (at least 5 per note asked for)
+    vector_depth: int = 100  # passages fetched from the vector index
+    rrf_k: int = 60  # reciprocal-rank constant: a larger k flattens the bonus of the very top ranks
+    keyword_weight: float = 1.0
+    vector_weight: float = 1.0
+
+    def depth(self, leg: str, k: int) -> int:
+        """Candidates to fetch for `leg` when `k` notes are asked for."""
+        return max(self.keyword_depth if leg == "keyword" else self.vector_depth, k * 5)
+
+
+FUSION_PRESETS = {
+    "default": FusionConfig(),
+    "keyword": FusionConfig(vector_weight=0.0),
+    "vector": FusionConfig(keyword_weight=0.0),
+}
