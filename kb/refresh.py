@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import json
@@ -22,7 +23,7 @@ from kb.links import LinkIndex, Resolved, alias_table
 from kb.markdown import RawLink
 from kb.progress import Bars
 from kb.store import Store
-from kb.vault import Note, Scan, VaultFile, file_hash, parse_note, scan_vault
+from kb.vault import Note, Scan, Skipped, VaultFile, file_hash, parse_note, scan_vault
 
 BATCH_NOTES = 250
 PENDING_SIG = ""  # a note whose links are not written yet
@@ -136,9 +137,44 @@ def _chunk_row(chunk: Chunk, note: Note) -> dict[str, Any]:
         "privacy": cypher.PRIVATE_WORD if note.private else ""}}
 
 
-def parse_and_chunk(vf: VaultFile, private_folders: tuple[str, ...]) -> tuple[Note, list[Chunk]]:
-    note = parse_note(vf, private_folders)
-    return note, chunk_note(note)
+PARSE_SECONDS = 30  # one note taking longer than this is skipped, never a hung run
+
+
+def parse_and_chunk(vf: VaultFile, private_folders: tuple[str, ...]) -> tuple[Note, list[Chunk]] | Skipped:
+    """One note parsed and chunked, or the reason it could not be: one bad file never stops a run."""
+    try:
+        with time_limit(PARSE_SECONDS):
+            note = parse_note(vf, private_folders)
+            return note, chunk_note(note)
+    except FileNotFoundError:
+        return Skipped(vf.path, "vanished during the run (renamed or deleted): run kb refresh again")
+    except OSError as exc:
+        return Skipped(vf.path, f"unreadable ({exc.strerror}): check the file's permissions")
+    except TimeoutError:
+        return Skipped(vf.path, f"took over {PARSE_SECONDS} s to parse: split the note, or report it as a kb bug")
+    except (RecursionError, MemoryError):
+        return Skipped(vf.path, "nested too deeply to parse: simplify its lists or quotes")
+    except Exception as exc:  # noqa: BLE001 - a parser bug on one note must not stop the run
+        return Skipped(vf.path, f"could not be parsed ({type(exc).__name__}: {str(exc)[:120]}): report it as a kb bug")
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise TimeoutError in this (main) thread after `seconds`; elsewhere, no limit."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(_sig: int, _frame: Any) -> None:
+        raise TimeoutError
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def die_with_parent(parent: int) -> None:
@@ -162,7 +198,7 @@ def _watch_parent(parent: int) -> None:
 
 
 def parsed_batches(todo: list[VaultFile], private_folders: tuple[str, ...],
-                   workers: int) -> Iterator[list[tuple[Note, list[Chunk]]]]:
+                   workers: int) -> Iterator[list[tuple[Note, list[Chunk]] | Skipped]]:
     """Parsed and chunked notes in batches; worker processes parse while this one writes."""
     if workers <= 1 or len(todo) < 4 * BATCH_NOTES:
         for start in range(0, len(todo), BATCH_NOTES):
@@ -172,7 +208,7 @@ def parsed_batches(todo: list[VaultFile], private_folders: tuple[str, ...],
     # transaction alive and blocking the next refresh. Workers also end when this process dies.
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(workers, mp_context=ctx, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
-        batch: list[tuple[Note, list[Chunk]]] = []
+        batch: list[tuple[Note, list[Chunk]] | Skipped] = []
         for item in pool.map(parse_and_chunk, todo, itertools.repeat(private_folders), chunksize=32):
             batch.append(item)
             if len(batch) == BATCH_NOTES:
@@ -253,11 +289,19 @@ def _classify(scan: Scan, states: dict[str, dict[str, Any]]) -> tuple[list[Vault
         state = states.get(vf.path)
         if state and state["size"] == vf.size and state["mtime"] == vf.mtime:
             continue
-        if state and state["size"] == vf.size and file_hash(vf.abspath.read_bytes()) == state["hash"]:
+        if state and state["size"] == vf.size and _hash_or_none(vf) == state["hash"]:
             touched.append({"path": vf.path, "mtime": vf.mtime})
             continue
         todo.append(vf)
     return todo, touched
+
+
+def _hash_or_none(vf: VaultFile) -> str | None:
+    """The file's hash; None when it cannot be read now (parsing it will say why)."""
+    try:
+        return file_hash(vf.abspath.read_bytes())
+    except OSError:
+        return None
 
 
 def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None) -> Summary:
@@ -276,12 +320,14 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None) -> Su
     index = LinkIndex(sorted(on_disk), scan.attachments)
     embedder_id = embed_step.identity if embed_step is not None else ""
     with bars.step("parsing notes", len(todo)) as advance:
-        for batch in parsed_batches(todo, cfg.private_folders, workers=min(2, os.cpu_count() or 1)):
+        for items in parsed_batches(todo, cfg.private_folders, workers=min(2, os.cpu_count() or 1)):
+            batch = [item for item in items if not isinstance(item, Skipped)]
+            summary.skipped.extend({"path": s.path, "reason": s.reason} for s in items if isinstance(s, Skipped))
             summary.chunks_written += write_batch(store, batch, embedder_id, states)
             for note, _ in batch:
                 (summary.changed if note.path in states else summary.added).append(note.path)
                 summary.warnings.extend(note.warnings)
-            advance(len(batch))
+            advance(len(items))
     if touched:
         store.run(cypher.touch_notes(), rows=touched)
     summary.touched = len(touched)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import fnmatch
 import hashlib
 import os
 import re
+import stat
+import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -15,9 +18,11 @@ from typing import Any
 import frontmatter
 import yaml
 
+from kb.frontmatter_yaml import load_front_matter
 from kb.markdown import RawLink, Structure, expand_tags, parse_structure
 
 FILENAME_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+CLOCK = re.compile(r"\d{4}-\d{2}-\d{2}[ T](\d{1,2}):(\d{2})(?::(\d{2}))?")
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,7 @@ class VaultFile:
     abspath: Path
     size: int
     mtime: float
+    real: str = ""  # the vault-relative path of a symlink's target ("" or `path` for a plain file)
 
 
 @dataclass(frozen=True)
@@ -74,7 +80,7 @@ def _glob_regex(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     if not patterns:
         return None
     parts = [fnmatch.translate(p) for p in patterns] + [fnmatch.translate(p.removeprefix("**/")) for p in patterns]
-    return re.compile("|".join(f"(?:{p})" for p in parts))
+    return re.compile("|".join(f"(?:{p})" for p in parts), re.IGNORECASE)  # Note.MD is a note too
 
 
 def _matches(path: str, patterns: tuple[str, ...]) -> bool:
@@ -88,22 +94,25 @@ def scan_vault(root: Path, include: tuple[str, ...] = ("**/*.md",), exclude: tup
     scan = Scan()
     seen_dirs: set[tuple[int, int]] = set()
     root = root.resolve()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
-        if not _inside(root, dirpath):
-            rel = Path(dirpath).relative_to(root).as_posix()
-            scan.skipped.append(Skipped(rel, "symlink to a folder outside the vault: move the folder into the vault"))
-            dirnames[:] = []
-            continue
-        st = os.stat(dirpath)
-        if (st.st_dev, st.st_ino) in seen_dirs:
-            rel = Path(dirpath).relative_to(root).as_posix()
-            scan.skipped.append(Skipped(rel, "symlink loop: this folder was already read; remove the link"))
-            dirnames[:] = []
-            continue
-        seen_dirs.add((st.st_dev, st.st_ino))
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+    def unreadable(exc: OSError) -> None:
+        rel = Path(exc.filename).relative_to(root).as_posix() if exc.filename else "?"
+        why = ("vanished during the scan (renamed or deleted): run kb refresh again"
+               if isinstance(exc, FileNotFoundError) else f"unreadable folder ({exc.strerror}): check its permissions")
+        scan.skipped.append(Skipped(rel, why))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
+        here = Path(dirpath)
+        kept = []
+        for d in sorted(dirnames):
+            if d.startswith("."):
+                continue
+            if (here / d).is_symlink():  # a folder link is never followed: see _folder_link
+                scan.skipped.append(Skipped((here / d).relative_to(root).as_posix(), _folder_link(root, here / d)))
+                continue
+            kept.append(d)
+        dirnames[:] = kept
         for name in sorted(filenames):
-            _classify(root, Path(dirpath) / name, include, exclude, max_bytes, scan)
+            _classify(root, here / name, include, exclude, max_bytes, scan)
     scan.notes.sort(key=lambda f: f.path)
     scan.attachments.sort()
     scan.skipped.sort(key=lambda s: s.path)
@@ -120,19 +129,29 @@ def _classify(root: Path, full: Path, include: tuple[str, ...], exclude: tuple[s
         return
     if name.startswith("."):
         return
+    if full.is_symlink() and not full.exists():
+        scan.skipped.append(Skipped(rel, _stat_failure(full, _stat_error(full))))
+        return
     if not name.lower().endswith(".md"):
         if not name.lower().endswith(".canvas"):
             scan.attachments.append(rel)
         return
     if not _matches(rel, include) or _matches(rel, exclude):
         return
-    if full.is_symlink() and not _inside(root, full):
-        scan.skipped.append(Skipped(rel, "symlink to a file outside the vault: copy the file into the vault"))
-        return
     try:
         st = full.stat()
     except OSError as exc:
-        scan.skipped.append(Skipped(rel, f"unreadable ({exc.strerror}): check the file's permissions"))
+        scan.skipped.append(Skipped(rel, _stat_failure(full, exc)))
+        return
+    real = rel
+    if full.is_symlink():
+        if not _inside(root, full):
+            scan.skipped.append(Skipped(rel, "symlink to a file outside the vault: copy the file into the vault"))
+            return
+        real = Path(os.path.realpath(full)).relative_to(root).as_posix()
+    if not stat.S_ISREG(st.st_mode):
+        scan.skipped.append(Skipped(rel, "not a regular file (a FIFO, socket or device named like a note): "
+                                         "remove it or rename it without .md"))
         return
     if st.st_size > max_bytes:
         scan.skipped.append(Skipped(rel, f"{st.st_size:,} bytes is over max_file_bytes ({max_bytes:,}): "
@@ -141,7 +160,38 @@ def _classify(root: Path, full: Path, include: tuple[str, ...], exclude: tuple[s
     if not os.access(full, os.R_OK):
         scan.skipped.append(Skipped(rel, "unreadable (permission denied): check the file's permissions"))
         return
-    scan.notes.append(VaultFile(rel, full, st.st_size, st.st_mtime))
+    scan.notes.append(VaultFile(rel, full, st.st_size, st.st_mtime, real))
+
+
+def _folder_link(root: Path, link: Path) -> str:
+    """Why a symlinked folder is not read: outside the vault it is not part of it; inside, its notes would
+    get a second path (and lose the privacy of their real folder); a loop never ends."""
+    target = Path(os.path.realpath(link))
+    parent = Path(os.path.realpath(link.parent))
+    if parent.is_relative_to(target):
+        return "symlink loop (the folder links to a folder above it): remove the link"
+    if not target.is_relative_to(root):
+        return "symlink to a folder outside the vault: move the folder into the vault"
+    return (f"symlink to {target.relative_to(root).as_posix() or 'the vault'}/ inside the vault, whose notes are "
+            "read there: remove the link")
+
+
+def _stat_error(full: Path) -> OSError:
+    try:
+        full.stat()
+    except OSError as exc:
+        return exc
+    return FileNotFoundError(errno.ENOENT, "No such file or directory")
+
+
+def _stat_failure(full: Path, exc: OSError) -> str:
+    if full.is_symlink():
+        if exc.errno == errno.ELOOP:
+            return "symlink loop (the link points back at itself): remove the link"
+        return "broken symlink (its target does not exist): remove the link or restore its target"
+    if isinstance(exc, FileNotFoundError):
+        return "vanished during the scan (renamed or deleted): run kb refresh again"
+    return f"unreadable ({exc.strerror}): check the file's permissions"
 
 
 def _inside(root: Path, path: Path | str) -> bool:
@@ -153,7 +203,14 @@ def file_hash(data: bytes) -> str:
 
 
 def is_private(path: str, private_folders: tuple[str, ...]) -> bool:
-    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in private_folders if f)
+    """Inside a private folder, compared case-insensitively and in one Unicode form: renaming Journal to
+    journal, or a file system that stores names decomposed, must not make a private note public."""
+    key = _fold(path)
+    return any(key == f or key.startswith(f + "/") for f in (_fold(p).strip("/") for p in private_folders) if f)
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFC", text).casefold()
 
 
 def parse_note(vf: VaultFile, private_folders: tuple[str, ...] = ()) -> Note:
@@ -174,6 +231,7 @@ def parse_note(vf: VaultFile, private_folders: tuple[str, ...] = ()) -> Note:
     pure = PurePosixPath(vf.path)
     folder = "" if str(pure.parent) == "." else str(pure.parent)
     date, source = _note_date(meta, pure.stem, vf.mtime)
+    warnings.extend(_date_warnings(vf.path, meta, source))
     fm_tags = _as_list(meta.get("tags")) + _as_list(meta.get("tag"))
     return Note(
         path=vf.path, title=pure.stem, folder=folder, body=body, hash=file_hash(data), size=vf.size,
@@ -181,7 +239,8 @@ def parse_note(vf: VaultFile, private_folders: tuple[str, ...] = ()) -> Note:
                                                                     + _as_list(meta.get("alias"))),
         tags=expand_tags([t.lstrip("#") for t in fm_tags] + list(structure.tags)), links=structure.links,
         structure=structure, date=date, date_source=source, updated=_date_str(meta.get("updated")),
-        private=is_private(vf.path, private_folders), warnings=warnings)
+        private=is_private(vf.path, private_folders) or is_private(vf.real or vf.path, private_folders),
+        warnings=warnings)
 
 
 def _split_front_matter(path: str, text: str, warnings: list[str]) -> tuple[dict[str, Any], str]:
@@ -193,10 +252,10 @@ def _split_front_matter(path: str, text: str, warnings: list[str]) -> tuple[dict
     except ValueError:
         return {}, text
     try:
-        meta = handler.load(fm) or {}
-    except yaml.YAMLError as exc:
+        meta = load_front_matter(fm) or {}
+    except (yaml.YAMLError, ValueError, TypeError, RecursionError) as exc:
         first = " ".join(str(exc).split())[:160]
-        meta = _salvage_lines(fm, handler)
+        meta = _salvage_lines(fm)
         kept = f"kept {', '.join(sorted(meta))}" if meta else "ignored"
         warnings.append(f"{path}: malformed YAML front matter ({first}); body parsed, front matter {kept}: "
                         "fix the YAML between the --- lines")
@@ -207,15 +266,15 @@ def _split_front_matter(path: str, text: str, warnings: list[str]) -> tuple[dict
     return meta, body
 
 
-def _salvage_lines(fm: str, handler: frontmatter.YAMLHandler) -> dict[str, Any]:
+def _salvage_lines(fm: str) -> dict[str, Any]:
     """The one-line `key: value` entries of a broken front matter that parse on their own."""
     meta: dict[str, Any] = {}
     for line in fm.split("\n"):
         if not re.match(r"^[A-Za-z_][\w-]*:\s*\S", line):
             continue
         try:
-            parsed = handler.load(line)
-        except yaml.YAMLError:
+            parsed = load_front_matter(line)
+        except (yaml.YAMLError, ValueError, TypeError, RecursionError):
             continue
         if isinstance(parsed, dict):
             meta.update(parsed)
@@ -260,6 +319,28 @@ def _note_date(meta: dict[str, Any], stem: str, mtime: float) -> tuple[str, str]
     if m and (value := _valid_date(m)):
         return value, "file name"
     return dt.datetime.fromtimestamp(mtime, tz=dt.timezone.utc).date().isoformat(), "file mtime"
+
+
+def _date_warnings(path: str, meta: dict[str, Any], used: str) -> list[str]:
+    """One line per front-matter date that is not a real calendar date (2024-02-30, 0000-01-01)."""
+    out = []
+    for key in ("date", "created", "updated"):
+        value = meta.get(key)
+        if value is None or isinstance(value, bool):
+            continue
+        shown = str(value)[:40]
+        if _date_str(value) is None:
+            fallback = f"; the note's date comes from its {used}" if key != "updated" else ""
+            out.append(f"{path}: front matter {key} {shown!r} is not a valid date{fallback}: "
+                       "write it as YYYY-MM-DD")
+        elif isinstance(value, str) and (m := CLOCK.search(value)) and not _valid_clock(m):
+            out.append(f"{path}: front matter {key} {shown!r} has an impossible time of day; only its date is "
+                       "used: write it as YYYY-MM-DD HH:MM")
+    return out
+
+
+def _valid_clock(m: re.Match[str]) -> bool:
+    return int(m.group(1)) < 24 and int(m.group(2)) < 60 and int(m.group(3) or 0) < 61
 
 
 def _json_safe(value: Any) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kb.vault import parse_note, scan_vault
+from kb.vault import is_private, parse_note, scan_vault
 
 
 def write(root: Path, rel: str, data: str | bytes) -> Path:
@@ -90,3 +90,49 @@ def test_private_folders(tmp_path: Path) -> None:
     write(tmp_path, "Journalism/b.md", "x")
     assert parse(tmp_path, "Journal/a.md", ("Journal",)).private
     assert not parse(tmp_path, "Journalism/b.md", ("Journal",)).private
+
+
+def test_privacy_follows_symlinks_and_ignores_case(tmp_path: Path) -> None:
+    """A symlink to a private note is private; a linked private folder is not read twice; Journal = journal."""
+    write(tmp_path, "Journal/x.md", "secret")
+    write(tmp_path, "People/ok.md", "x")
+    os.symlink(tmp_path / "Journal" / "x.md", tmp_path / "People" / "copy.md")
+    os.symlink(tmp_path / "Journal", tmp_path / "AJournal")
+    os.symlink(tmp_path / "missing-folder", tmp_path / "Gone")
+    scan = scan_vault(tmp_path)
+    assert [f.path for f in scan.notes] == ["Journal/x.md", "People/copy.md", "People/ok.md"]
+    reasons = {s.path: s.reason for s in scan.skipped}
+    assert "inside the vault" in reasons["AJournal"] and "Journal/" in reasons["AJournal"]
+    assert "broken symlink" in reasons["Gone"]
+    notes = {f.path: parse_note(f, ("Journal",)) for f in scan.notes}
+    assert notes["People/copy.md"].private and notes["Journal/x.md"].private
+    assert not notes["People/ok.md"].private
+    (tmp_path / "Journal").rename(tmp_path / "journal")
+    renamed = {f.path: parse_note(f, ("Journal",)) for f in scan_vault(tmp_path).notes}
+    assert renamed["journal/x.md"].private
+    assert is_private("Journal/Caf\u00e9.md", ("journal",)) and is_private("Cafe\u0301/a.md", ("Caf\u00e9",))
+
+
+def test_bad_files_are_reported_never_fatal(tmp_path: Path) -> None:
+    """FIFOs, broken and looping symlinks, unreadable folders and upper-case .MD: each named with a reason."""
+    write(tmp_path, "ok.md", "x")
+    write(tmp_path, "Upper.MD", "upper")
+    os.mkfifo(tmp_path / "x.md")
+    os.symlink(tmp_path / "nowhere.md", tmp_path / "dangling.md")
+    os.symlink(tmp_path / "self.md", tmp_path / "self.md")
+    locked = tmp_path / "Locked"
+    locked.mkdir()
+    write(locked, "hidden.md", "x")
+    locked.chmod(0)
+    try:
+        scan = scan_vault(tmp_path)
+    finally:
+        locked.chmod(0o755)
+    root_reads_all = os.geteuid() == 0
+    assert [f.path for f in scan.notes] == ["Locked/hidden.md"] * root_reads_all + ["Upper.MD", "ok.md"]
+    reasons = {s.path: s.reason for s in scan.skipped}
+    assert "not a regular file" in reasons["x.md"]
+    assert "broken symlink" in reasons["dangling.md"]
+    assert "symlink loop" in reasons["self.md"]
+    if not root_reads_all:
+        assert "unreadable folder" in reasons["Locked"]
