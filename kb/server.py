@@ -1,4 +1,4 @@
-"""kb's managed Neo4j Community server: jars from Maven, one JVM, Bolt on 127.0.0.1."""
+"""kb's managed Neo4j Community server: locked, verified jars, one JVM, Bolt on 127.0.0.1, files private."""
 
 from __future__ import annotations
 
@@ -7,16 +7,21 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Callable
 
-from kb.config import Config, write_config_values
+from kb import jars
+from kb.config import Config, read_config_file, write_config_values
 from kb.errors import ServerError
+from kb.java import Java, find_java
 
 MAIN_CLASS = "org.neo4j.server.CommunityEntryPoint"
+MANAGED_USER = "neo4j"  # set-initial-password sets this user's password
 ADMIN_CLASS = "org.neo4j.cli.AdminTool"
 JVM_FLAGS = (
     "--add-opens=java.base/java.nio=ALL-UNNAMED",
@@ -74,19 +79,23 @@ def paths_for(cfg: Config) -> ServerPaths:
     return ServerPaths(cfg.server_dir, cfg.neo4j_version)
 
 
-def check_tools() -> None:
-    """Java 17+ and Maven must be on PATH; say what to install otherwise."""
-    if shutil.which("java") is None:
-        raise ServerError("java not found: install a Java 17 or newer JDK (e.g. apt-get install openjdk-17-jdk-headless)")
-    if shutil.which("mvn") is None:
-        raise ServerError("mvn not found: install Maven (e.g. apt-get install maven) so kb can fetch the Neo4j jars")
+def ensure_jars(paths: ServerPaths, cfg: Config | None = None, progress: Callable[[str], None] | None = None) -> Path:
+    """The server's jars, every one verified against the lock file on every start and fetched again if bad."""
+    lock = jars.packaged_lock()
+    if lock.version == paths.version:
+        repo = (cfg.extra.get("jar_repository") if cfg else None) or None
+        jars.ensure(paths.lib, lock, str(repo) if repo else None, progress)
+        return paths.lib
+    return _maven_unlocked(paths)
 
 
-def ensure_jars(paths: ServerPaths, log: Path | None = None) -> Path:
-    """Fetch the server's jars once with Maven; a half-done fetch is redone, never used."""
+def _maven_unlocked(paths: ServerPaths) -> Path:
+    """A Neo4j version the lock file does not cover: fetched once with Maven, unverified."""
     if (paths.lib / ".complete").exists():
         return paths.lib
-    check_tools()
+    if shutil.which("mvn") is None:
+        raise ServerError(f"Neo4j {paths.version} is not in kb's jar lock and mvn is not installed: install Maven, "
+                          f"or use neo4j_version = \"{jars.packaged_lock().version}\"")
     work = paths.root / f"fetch-{paths.version}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -113,7 +122,7 @@ def free_port() -> int:
 
 def write_conf(paths: ServerPaths, port: int, heap: str, pagecache: str) -> None:
     """neo4j.conf for a loopback-only server with auth on."""
-    paths.conf.mkdir(parents=True, exist_ok=True)
+    paths.conf.mkdir(mode=0o700, parents=True, exist_ok=True)
     lines = {
         "server.directories.data": paths.data,
         "server.directories.logs": paths.logs,
@@ -158,51 +167,158 @@ def port_open(port: int, timeout: float = 0.5) -> bool:
         return False
 
 
-def _java_env(paths: ServerPaths) -> dict[str, str]:
-    env = dict(os.environ)
+# Variables a child JVM never needs; NEO4J_PASSWORD / NEO4J_AUTH would put a secret in its environment.
+_DROPPED_ENV = ("NEO4J_PASSWORD", "NEO4J_AUTH", "NEO4J_URI", "NEO4J_USER", "NEO4J_USERNAME", "JAVA_TOOL_OPTIONS")
+PRIVATE_UMASK = 0o077
+
+
+def _java_env(paths: ServerPaths, java: Java) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
     env["NEO4J_HOME"] = str(paths.root)
     env["NEO4J_CONF"] = str(paths.conf)
+    env["JAVA_HOME"] = str(java.home)
     return env
 
 
-def _set_initial_password(paths: ServerPaths, password: str) -> None:
-    cmd = ["java", "-cp", f"{paths.lib}/*", ADMIN_CLASS, "dbms", "set-initial-password", password]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=_java_env(paths))
+def make_private(path: Path) -> None:
+    """Take group and other permissions off `path` and everything under it (kb home, data, logs, conf)."""
+    if not path.exists():
+        return
+    for root, dirs, files in os.walk(path):
+        for name in (*dirs, *files):
+            _tighten(Path(root) / name)
+    _tighten(path)
+
+
+def _tighten(path: Path) -> None:
+    try:
+        mode = path.lstat().st_mode
+        if not stat.S_ISLNK(mode) and mode & 0o077:
+            os.chmod(path, stat.S_IMODE(mode) & 0o700)
+    except FileNotFoundError:
+        pass
+
+
+def _argfile_quote(text: str) -> str:
+    """One argument for the admin tool's @-file: quoted, with backslashes and quotes escaped."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _set_initial_password(paths: ServerPaths, java: Java, password: str) -> None:
+    """Set the password through an @-file (mode 600, deleted after), so it never appears in a process list."""
+    run_dir = paths.root / "run"
+    run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    argfile = run_dir / f"initial-password.{os.getpid()}.args"
+    fd = os.open(argfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write("--\n" + _argfile_quote(password) + "\n")  # `--`: a password may start with "-"
+        cmd = [str(java.path), "-cp", f"{paths.lib}/*", ADMIN_CLASS, "dbms", "set-initial-password", f"@{argfile}"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=_java_env(paths, java), umask=PRIVATE_UMASK)
+    finally:
+        argfile.unlink(missing_ok=True)
     if proc.returncode != 0:
-        raise ServerError(f"could not set the Neo4j password: {proc.stderr.strip()[-300:]}")
+        raise ServerError(f"could not set the Neo4j password: {proc.stderr.strip().replace(password, '***')[-300:]}")
 
 
-def start(cfg: Config, timeout: float = 120.0) -> ServerInfo:
-    """Start (or find) the managed server and wait until Bolt answers."""
+def running_port(paths: ServerPaths) -> int | None:
+    """The Bolt port in the neo4j.conf kb wrote (the one a running server listens on)."""
+    try:
+        text = (paths.conf / "neo4j.conf").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("server.bolt.listen_address="):
+            port = line.rsplit(":", 1)[-1]
+            return int(port) if port.isdigit() else None
+    return None
+
+
+def _stored_password(cfg: Config, paths: ServerPaths) -> tuple[str, bool]:
+    """The managed server's password from config.toml (never from the environment); True when just generated."""
+    stored = read_config_file(cfg.config_file).get("neo4j_password")
+    if stored:
+        return str(stored), False
+    if (paths.data / "dbms" / "auth.ini").exists() or (paths.data / "databases" / "system").exists():
+        raise ServerError(f"kb's Neo4j in {paths.data} already has a password but {cfg.config_file} has no "
+                          "neo4j_password: put it back there, or delete that data folder to start afresh")
+    return secrets.token_urlsafe(18), True
+
+
+def _info(port: int, password: str, pid: int, paths: ServerPaths) -> ServerInfo:
+    return ServerInfo(f"bolt://127.0.0.1:{port}", MANAGED_USER, password, pid, port, paths.root)
+
+
+def start(cfg: Config, timeout: float = 120.0, progress: Callable[[str], None] | None = None) -> ServerInfo:
+    """Start (or find) the managed server and wait until Bolt answers.
+
+    Only values kb generates (the first password, a free port) are written to config.toml; a password,
+    user or port from the environment or a flag is never written back.
+    """
     paths = paths_for(cfg)
-    ensure_jars(paths)
-    port = cfg.server_port or free_port()
-    password = cfg.neo4j_password or secrets.token_urlsafe(18)
-    write_config_values(cfg.home, {"server_port": port, "neo4j_password": password})
+    cfg.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if cfg.home != Path.home():
+        _tighten(cfg.home)
+    password, generated = _stored_password(cfg, paths)
     pid = read_pid(paths)
-    if pid is not None and port_open(port):
-        return ServerInfo(f"bolt://127.0.0.1:{port}", cfg.neo4j_user, password, pid, port, paths.root)
+    port = running_port(paths) if pid is not None else None
+    if pid is not None and port is not None and _wait_running(pid, port, timeout):
+        return _info(port, password, pid, paths)
+    ensure_jars(paths, cfg, progress)
+    java = find_java(cfg.java)
+    port = cfg.server_port or free_port()
+    updates: dict[str, object] = {"neo4j_password": password} if generated else {}
+    if cfg.server_port is None:
+        updates["server_port"] = port
+    if updates:
+        write_config_values(cfg.home, updates)
     if port_open(port):
         raise ServerError(f"port {port} is taken by another program: set server_port in {cfg.config_file} "
                           "or KB_SERVER_PORT to a free port")
+    return _launch(cfg, paths, java, port, password, timeout)
+
+
+def _wait_running(pid: int, port: int, timeout: float) -> bool:
+    """True once a live server's port answers (another command may have just started it)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if port_open(port):
+            return True
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        time.sleep(0.3)
+    return False
+
+
+def _launch(cfg: Config, paths: ServerPaths, java: Java, port: int, password: str, timeout: float) -> ServerInfo:
+    """Write the conf, set the first password, run the JVM (umask 077) and wait for Bolt."""
     write_conf(paths, port, cfg.server_heap, cfg.server_pagecache)
-    if not (paths.data / "dbms" / "auth.ini").exists():
-        _set_initial_password(paths, password)
-    paths.logs.mkdir(parents=True, exist_ok=True)
-    paths.pid_file.parent.mkdir(parents=True, exist_ok=True)
-    cmd = ["java", f"-Xmx{cfg.server_heap}", *JVM_FLAGS, "-cp", f"{paths.lib}/*", MAIN_CLASS,
+    if not (paths.data / "dbms" / "auth.ini").exists() and not (paths.data / "databases" / "system").exists():
+        _set_initial_password(paths, java, password)
+    for folder in (paths.logs, paths.pid_file.parent, paths.data):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _tighten(paths.root)
+    for folder in (paths.conf, paths.data, paths.logs, paths.pid_file.parent):
+        make_private(folder)
+    cmd = [str(java.path), f"-Xmx{cfg.server_heap}", *JVM_FLAGS, "-cp", f"{paths.lib}/*", MAIN_CLASS,
            f"--home-dir={paths.root}", f"--config-dir={paths.conf}"]
-    with open(paths.logs / "console.log", "ab") as out:
+    fd = os.open(paths.logs / "console.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                cwd=paths.root, env=_java_env(paths), start_new_session=True)
-    paths.pid_file.write_text(str(proc.pid))
+                                cwd=paths.root, env=_java_env(paths, java), start_new_session=True,
+                                umask=PRIVATE_UMASK)
+    fd = os.open(paths.pid_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(str(proc.pid))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise ServerError(f"Neo4j exited with code {proc.returncode} while starting: see "
                               f"{paths.logs / 'console.log'} and {paths.logs / 'neo4j.log'}")
         if port_open(port) and _bolt_ready(paths):
-            return ServerInfo(f"bolt://127.0.0.1:{port}", cfg.neo4j_user, password, proc.pid, port, paths.root)
+            return _info(port, password, proc.pid, paths)
         time.sleep(0.3)
     stop(cfg)
     raise ServerError(f"Neo4j did not answer on 127.0.0.1:{port} within {timeout:.0f} s: see {paths.logs / 'neo4j.log'}")
@@ -245,12 +361,12 @@ def status(cfg: Config) -> dict[str, object]:
     """What a user needs to know about the managed server."""
     paths = paths_for(cfg)
     pid = read_pid(paths)
-    port = cfg.server_port
+    port = (running_port(paths) if pid is not None else None) or cfg.server_port
     return {
         "running": pid is not None and port is not None and port_open(port),
         "pid": pid,
         "uri": f"bolt://127.0.0.1:{port}" if port else None,
-        "user": cfg.neo4j_user,
+        "user": MANAGED_USER,
         "installed": (paths.lib / ".complete").exists(),
         "version": cfg.neo4j_version,
         "home": str(paths.root),

@@ -10,7 +10,7 @@ from neo4j import exceptions as nx
 
 from kb import cypher
 from kb.config import Config
-from kb.errors import StoreError
+from kb.errors import StoreError, redact_uri
 
 MIN_VERSION = (5, 13)  # vector indexes in Community
 
@@ -43,10 +43,11 @@ class Store:
                                                      notifications_min_severity="OFF")
             self.driver.verify_connectivity()
         except nx.AuthError as exc:
-            raise StoreError(f"Neo4j at {conn.uri} refused the login for user '{conn.user}': "
+            raise StoreError(f"Neo4j at {redact_uri(conn.uri)} refused the login for user '{conn.user}': "
                              "set NEO4J_PASSWORD (or neo4j_password in the kb config) to the right password") from exc
         except (nx.ServiceUnavailable, OSError, ValueError, nx.ConfigurationError) as exc:
-            raise StoreError(f"cannot reach Neo4j at {conn.uri} ({_first_line(exc)}): start it with "
+            raise StoreError(f"cannot reach Neo4j at {redact_uri(conn.uri)} "
+                             f"({_first_line(exc).replace(conn.uri, redact_uri(conn.uri))}): start it with "
                              "`kb db start` or set NEO4J_URI to a running server") from exc
         self.version = self._check_version()
         self.line_index_seen = False
@@ -176,7 +177,7 @@ def connection_for(cfg: Config) -> Connection:
     """The server to use: the configured one, else kb's managed server (started if needed)."""
     if cfg.neo4j_uri:
         if not cfg.neo4j_password:
-            raise StoreError(f"NEO4J_URI is {cfg.neo4j_uri} but no password is set: set NEO4J_PASSWORD "
+            raise StoreError(f"NEO4J_URI is {redact_uri(cfg.neo4j_uri)} but no password is set: set NEO4J_PASSWORD "
                              "or neo4j_password in the kb config")
         return Connection(cfg.neo4j_uri, cfg.neo4j_user, cfg.neo4j_password, cfg.neo4j_database)
     from kb import server

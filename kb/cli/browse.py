@@ -8,6 +8,7 @@ import click
 
 from kb.cli.common import config, emit_json, json_option
 from kb.cypher import BROWSER_QUERIES as QUERIES
+from kb.errors import redact_uri
 from kb.store import connection_for
 
 STYLE = """node {
@@ -46,14 +47,15 @@ def browse(out: Path | None, as_json: bool) -> None:
     (folder / "kb-style.grass").write_text(STYLE, encoding="utf-8")
     for name, text in QUERIES.items():
         (folder / name).write_text(text + "\n", encoding="utf-8")
-    info = {"uri": conn.uri, "user": conn.user, "database": conn.database, "style": str(folder / "kb-style.grass"),
+    uri = redact_uri(conn.uri)
+    info = {"uri": uri, "user": conn.user, "database": conn.database, "style": str(folder / "kb-style.grass"),
             "queries": [str(folder / n) for n in QUERIES]}
     if as_json:
         emit_json(info)
         return
     where = "neo4j_password in " + str(cfg.config_file) if not cfg.neo4j_uri else "your NEO4J_PASSWORD"
-    click.echo(f"Neo4j Desktop: Add > Remote connection > {conn.uri}, user '{conn.user}', password from {where}.")
-    click.echo(f"Neo4j Browser (browser.neo4j.io or Desktop's): connect to {conn.uri} as '{conn.user}'.")
+    click.echo(f"Neo4j Desktop: Add > Remote connection > {uri}, user '{conn.user}', password from {where}.")
+    click.echo(f"Neo4j Browser (browser.neo4j.io or Desktop's): connect to {uri} as '{conn.user}'.")
     click.echo(f"Style: drag {folder / 'kb-style.grass'} onto the Browser window (or run :style and paste it).")
     click.echo(f"Saved queries in {folder}: " + ", ".join(QUERIES) + " (add them to Browser favourites).")
     click.echo("Start with most-linked-notes.cypher, or a note's neighbourhood with note-neighbourhood.cypher.")

@@ -7,6 +7,7 @@ import click
 from kb import server
 from kb.cli.common import config, emit_json, json_option, store
 from kb.config import load_config
+from kb.errors import redact_uri
 
 
 @click.group("db")
@@ -17,14 +18,14 @@ def db() -> None:
 @db.command("start")
 @json_option
 def start(as_json: bool) -> None:
-    """Start kb's managed Neo4j (fetched once with Maven) and wait until it answers."""
+    """Start kb's managed Neo4j (its jars verified against kb's lock file) and wait until it answers."""
     cfg = config()
     if cfg.neo4j_uri:
-        click.echo(f"NEO4J_URI is set ({cfg.neo4j_uri}): kb uses that server and does not start its own.")
+        click.echo(f"NEO4J_URI is set ({redact_uri(cfg.neo4j_uri)}): kb uses that server and does not start its own.")
         return
     if not as_json:
-        click.echo("Starting Neo4j (the first start fetches the jars with Maven)...", err=True)
-    info = server.start(cfg)
+        click.echo("Starting Neo4j (the first start fetches and verifies its jars)...", err=True)
+    info = server.start(cfg, progress=None if as_json else lambda line: click.echo(line, err=True))
     cfg = load_config()
     if as_json:
         emit_json({"uri": info.uri, "user": info.user, "pid": info.pid, "config": str(cfg.config_file)})
@@ -48,12 +49,12 @@ def status(as_json: bool) -> None:
     cfg = config()
     info = {"managed": cfg.neo4j_uri is None, **server.status(cfg)}
     if cfg.neo4j_uri:
-        info.update(uri=cfg.neo4j_uri, running=None)
+        info.update(uri=redact_uri(cfg.neo4j_uri), running=None)
     if as_json:
         emit_json(info)
         return
     if cfg.neo4j_uri:
-        click.echo(f"Using your Neo4j at {cfg.neo4j_uri} (user {cfg.neo4j_user}).")
+        click.echo(f"Using your Neo4j at {redact_uri(cfg.neo4j_uri)} (user {cfg.neo4j_user}).")
     elif info["running"]:
         click.echo(f"kb's Neo4j {info['version']} is running at {info['uri']} (pid {info['pid']}).")
     else:
@@ -68,7 +69,7 @@ def init(as_json: bool) -> None:
         st.init_schema()
         meta = st.get_meta("schema")
         names = st.index_names()
-        result = {"uri": st.conn.uri, "server_version": st.version, "schema_version": meta.get("version"),
+        result = {"uri": redact_uri(st.conn.uri), "server_version": st.version, "schema_version": meta.get("version"),
                   "indexes": names}
     if as_json:
         emit_json(result)
