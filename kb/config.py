@@ -52,6 +52,7 @@ class Config:
     ollama_host: str = "http://127.0.0.1:11434"
     overrides: Path | None = None
     max_file_bytes: int = 5_000_000
+    index_obsidian_excluded: bool = False  # index notes matched by Obsidian's "Excluded files" anyway
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -159,11 +160,14 @@ def load_config(flags: Mapping[str, Any] | None = None, home: Path | None = None
 
 
 def overrides_path(cfg: Config) -> Path | None:
-    """The overrides file: configured, else overrides.yaml in the vault, else in the working folder."""
+    """The overrides file: configured, else the vault's own (its root, or its .kb folder).
+
+    Never the working folder: privacy settings belong to the vault, so where kb is started from cannot
+    change which notes are private.
+    """
     if cfg.overrides is not None:
         return cfg.overrides
-    candidates = [cfg.vault / "overrides.yaml"] if cfg.vault else []
-    candidates.append(Path.cwd() / "overrides.yaml")
+    candidates = [cfg.vault / "overrides.yaml", cfg.vault / ".kb" / "overrides.yaml"] if cfg.vault else []
     return next((p for p in candidates if p.is_file()), None)
 
 

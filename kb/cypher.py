@@ -263,13 +263,22 @@ def chunk_details() -> str:
 
 
 def mark_private() -> str:
-    """Re-mark notes and chunks after the private folders changed; vectors move to the matching index."""
-    return ("MATCH (n:Note) WITH n, any(f IN $folders WHERE n.path STARTS WITH f + '/') AS p "
+    """Re-mark notes and chunks after the private folders changed (kb decides which paths are private: case,
+    Unicode form and symlink targets count); vectors move to the matching index."""
+    return ("MATCH (n:Note) WITH n, n.path IN $private_paths AS p "
             "SET n.private = p WITH n, p MATCH (c:Chunk)-[:IN_NOTE]->(n) WHERE c.private <> p "
             "WITH c, p, coalesce(c.embedding, c.embedding_private) AS vec "
             f"SET c.private = p, c.privacy = CASE WHEN p THEN '{PRIVATE_WORD}' ELSE '' END, "
             "c.embedding = CASE WHEN p THEN null ELSE vec END, "
             "c.embedding_private = CASE WHEN p THEN vec ELSE null END")
+
+
+def private_note_count() -> str:
+    return "MATCH (n:Note) WHERE n.private RETURN count(n) AS c"
+
+
+def note_real_paths() -> str:
+    return "MATCH (n:Note) RETURN n.path AS path, coalesce(n.real_path, n.path) AS real ORDER BY path"
 
 
 def notes_with_warnings() -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import unicodedata
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -18,8 +19,13 @@ class Resolved:
     missing_kind: str = "note"  # for missing links: "note" or "attachment"
 
 
+def _low(text: str) -> str:
+    """Lower case in one Unicode form: a link typed as NFC finds a file name stored as NFD (macOS)."""
+    return unicodedata.normalize("NFC", text).lower()
+
+
 def _path_key(path: str) -> str:
-    return path.lower().removesuffix(".md")
+    return _low(path).removesuffix(".md")
 
 
 def _rank(path: str) -> tuple[int, int, str]:
@@ -27,7 +33,7 @@ def _rank(path: str) -> tuple[int, int, str]:
 
 
 def missing_key(target: str) -> str:
-    return target.strip().strip("/").lower().removesuffix(".md")
+    return _low(target.strip().strip("/")).removesuffix(".md")
 
 
 class LinkIndex:
@@ -42,15 +48,15 @@ class LinkIndex:
             self.by_path.setdefault(_path_key(path), path)
             self.by_name.setdefault(_path_key(posixpath.basename(path)), path)
         for path in sorted(attachment_paths, key=_rank):
-            self.att_by_path.setdefault(path.lower(), path)
-            self.att_by_name.setdefault(posixpath.basename(path).lower(), path)
+            self.att_by_path.setdefault(_low(path), path)
+            self.att_by_name.setdefault(_low(posixpath.basename(path)), path)
         self._suffix_cache: dict[str, str | None] = {}
 
     def resolve(self, link: RawLink, source_path: str) -> Resolved:
         target = link.target.strip().replace("\\", "/")
         if not target:  # [[#Heading]]: a link inside the same note
             return Resolved("note", source_path)
-        lower = target.lower()
+        lower = _low(target)
         ext = posixpath.splitext(lower)[1]
         if ext and ext != ".md" and not self._note_lookup(lower, source_path, link.kind):
             return self._attachment(target, source_path)
@@ -62,7 +68,7 @@ class LinkIndex:
     def _note_lookup(self, lower: str, source_path: str, kind: str) -> str | None:
         key = lower.strip("/").removesuffix(".md")
         if kind == "md" and not lower.startswith("/"):
-            rel = posixpath.normpath(posixpath.join(posixpath.dirname(source_path.lower()), key))
+            rel = posixpath.normpath(posixpath.join(posixpath.dirname(_low(source_path)), key))
             if rel in self.by_path:
                 return self.by_path[rel]
         if key in self.by_path:
@@ -78,8 +84,8 @@ class LinkIndex:
         return self._suffix_cache[key]
 
     def _attachment(self, target: str, source_path: str) -> Resolved:
-        lower = target.lower().strip("/")
-        rel = posixpath.normpath(posixpath.join(posixpath.dirname(source_path.lower()), lower))
+        lower = _low(target).strip("/")
+        rel = posixpath.normpath(posixpath.join(posixpath.dirname(_low(source_path)), lower))
         for key, table in ((lower, self.att_by_path), (rel, self.att_by_path),
                            (posixpath.basename(lower), self.att_by_name)):
             if key in table:

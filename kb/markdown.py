@@ -116,7 +116,8 @@ def _mask_inline_code(line: str) -> str:
 
 
 def _wikilink(embed: bool, inner: str) -> RawLink:
-    target, _, display = inner.partition("|")
+    # Inside a Markdown table Obsidian writes the pipe escaped: [[Note\|alias]], ![[image.png\|100]].
+    target, _, display = inner.replace("\\|", "|").partition("|")
     target, _, anchor = target.partition("#")
     heading = block = None
     if anchor.startswith("^"):

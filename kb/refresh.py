@@ -18,12 +18,13 @@ from typing import Any, Iterator
 
 from kb import cypher
 from kb.chunker import Chunk, chunk_note
-from kb.config import Config
+from kb.config import Config, overrides_path
+from kb.errors import ConfigError
 from kb.links import LinkIndex, Resolved, alias_table
 from kb.markdown import RawLink
 from kb.progress import Bars
 from kb.store import Store
-from kb.vault import Note, Scan, Skipped, VaultFile, file_hash, parse_note, scan_vault
+from kb.vault import Note, Scan, Skipped, VaultFile, file_hash, folded_folder as is_private_key, is_private, parse_note, scan_vault
 
 BATCH_NOTES = 250
 PENDING_SIG = ""  # a note whose links are not written yet
@@ -45,6 +46,7 @@ class Summary:
     skipped: list[dict[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     missing: list[dict[str, Any]] = field(default_factory=list)
+    excluded: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
 
@@ -125,6 +127,7 @@ def _note_props(note: Note, sig: str) -> dict[str, Any]:
         "aliases": list(note.aliases), "tags": list(note.tags), "private": note.private,
         "frontmatter": json.dumps(note.frontmatter, sort_keys=True), "links_raw": _raw_links_json(note.links),
         "link_sig": sig, "warnings": note.warnings, "words": len(note.body.split()),
+        "real_path": note.real_path or None,
     }
 
 
@@ -304,16 +307,22 @@ def _hash_or_none(vf: VaultFile) -> str | None:
         return None
 
 
-def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None) -> Summary:
+def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None, unmark_private: bool = False) -> Summary:
     """Bring the graph in line with the vault on disk; safe to kill and run again."""
     started = time.monotonic()
     vault = cfg.require_vault()
     store.init_schema()
     if store.get_meta("vault").get("path") != str(vault.resolve()):
         store.set_meta("vault", {"path": str(vault.resolve())})
-    scan = scan_vault(vault, cfg.include, cfg.exclude, cfg.max_file_bytes)
+    guard_privacy(store, cfg, unmark_private)
+    scan = scan_vault(vault, cfg.include, cfg.exclude, cfg.max_file_bytes,
+                      obsidian_excluded=not cfg.index_obsidian_excluded)
     states = store.note_states()
     summary = Summary(vault=str(vault), skipped=[{"path": s.path, "reason": s.reason} for s in scan.skipped])
+    if scan.excluded:
+        summary.excluded = {"notes": len(scan.excluded), "filters": list(scan.filters),
+                            "reason": "Obsidian's Excluded files (.obsidian/app.json userIgnoreFilters); set "
+                                      "index_obsidian_excluded = true in the kb config to index them"}
     todo, touched = _classify(scan, states)
     on_disk = {vf.path for vf in scan.notes}
     removed = sorted(set(states) - on_disk)
@@ -349,12 +358,32 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None) -> Su
     return summary
 
 
+def guard_privacy(store: Store, cfg: Config, unmark_private: bool) -> None:
+    """Refuse to make private notes public by accident (another overrides file, a removed folder, a typo)."""
+    before = store.get_meta("privacy").get("folders") or []
+    now = {is_private_key(f) for f in cfg.private_folders}
+    dropped = sorted(f for f in before if is_private_key(f) not in now)
+    if not dropped or unmark_private:
+        return
+    count = store.private_note_count()
+    if count == 0:
+        return
+    where = overrides_path(cfg)
+    raise ConfigError(f"this refresh would make {count} private notes public: {', '.join(dropped)} "
+                      f"{'is' if len(dropped) == 1 else 'are'} no longer in private_folders (overrides file: "
+                      f"{where or 'none found in the vault'}); restore the setting (the vault's overrides.yaml, "
+                      "KB_OVERRIDES or private_folders in the kb config), or run kb refresh --unmark-private "
+                      "if they should be public")
+
+
 def _apply_private(store: Store, cfg: Config) -> None:
     """Re-mark private notes and chunks when the list of private folders changed."""
     folders = sorted(cfg.private_folders)
     if store.get_meta("privacy").get("folders") == folders:
         return
-    store.run(cypher.mark_private(), folders=folders)
+    private = [p for p, real in store.note_real_paths()
+               if is_private(p, cfg.private_folders) or is_private(real, cfg.private_folders)]
+    store.run(cypher.mark_private(), private_paths=private)
     store.set_meta("privacy", {"folders": folders})
 
 

@@ -6,6 +6,7 @@ import datetime as dt
 import errno
 import fnmatch
 import hashlib
+import json
 import os
 import re
 import stat
@@ -13,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Callable
 
 import frontmatter
 import yaml
@@ -49,6 +50,8 @@ class Scan:
     notes: list[VaultFile] = field(default_factory=list)
     attachments: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)  # notes matched by Obsidian's "Excluded files"
+    filters: tuple[str, ...] = ()  # those filters, as written in .obsidian/app.json
 
 
 @dataclass
@@ -72,6 +75,7 @@ class Note:
     updated: str | None
     private: bool
     warnings: list[str] = field(default_factory=list)
+    real_path: str = ""  # for a symlink: the vault path of the note it points at
 
 
 @lru_cache(maxsize=32)
@@ -88,12 +92,44 @@ def _matches(path: str, patterns: tuple[str, ...]) -> bool:
     return bool(rx and rx.match(path))
 
 
+def obsidian_filters(root: Path) -> tuple[tuple[str, ...], str | None]:
+    """The vault's "Excluded files" (`userIgnoreFilters` in .obsidian/app.json), and a warning if unreadable."""
+    path = root / ".obsidian" / "app.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        filters = data.get("userIgnoreFilters") or [] if isinstance(data, dict) else []
+        return tuple(str(f) for f in filters if isinstance(f, str) and f.strip()), None
+    except (OSError, ValueError) as exc:
+        return (), f".obsidian/app.json: unreadable ({str(exc)[:80]}); Obsidian's excluded files not applied: fix the file"
+
+
+def _ignored_by(filters: tuple[str, ...]) -> Callable[[str], bool]:
+    """Obsidian's matching: `/regex/` is a regular expression, anything else a path prefix."""
+    prefixes = tuple(f for f in filters if not (len(f) > 2 and f.startswith("/") and f.endswith("/")))
+    patterns: list[re.Pattern[str]] = []
+    for f in filters:
+        if f not in prefixes:
+            try:
+                patterns.append(re.compile(f[1:-1]))
+            except re.error:
+                continue
+
+    def ignored(path: str) -> bool:
+        return path.startswith(prefixes) or any(rx.search(path) for rx in patterns)
+    return ignored
+
+
 def scan_vault(root: Path, include: tuple[str, ...] = ("**/*.md",), exclude: tuple[str, ...] = (),
-               max_bytes: int = 5_000_000) -> Scan:
-    """Walk the vault in a stable order; dot folders (.obsidian, .trash, .git) are not part of it."""
+               max_bytes: int = 5_000_000, obsidian_excluded: bool = True) -> Scan:
+    """Walk the vault in a stable order; dot folders (.obsidian, .trash, .git) are not part of it, nor (unless
+    `obsidian_excluded` is False) the notes Obsidian's "Excluded files" setting hides."""
     scan = Scan()
-    seen_dirs: set[tuple[int, int]] = set()
     root = root.resolve()
+    if obsidian_excluded:
+        scan.filters, problem = obsidian_filters(root)
+        if problem:
+            scan.skipped.append(Skipped(".obsidian/app.json", problem))
+    ignored = _ignored_by(scan.filters)
     def unreadable(exc: OSError) -> None:
         rel = Path(exc.filename).relative_to(root).as_posix() if exc.filename else "?"
         why = ("vanished during the scan (renamed or deleted): run kb refresh again"
@@ -113,7 +149,11 @@ def scan_vault(root: Path, include: tuple[str, ...] = ("**/*.md",), exclude: tup
         dirnames[:] = kept
         for name in sorted(filenames):
             _classify(root, here / name, include, exclude, max_bytes, scan)
+    if scan.filters:
+        scan.excluded = [f.path for f in scan.notes if ignored(f.path)]
+        scan.notes = [f for f in scan.notes if not ignored(f.path)]
     scan.notes.sort(key=lambda f: f.path)
+    scan.excluded.sort()
     scan.attachments.sort()
     scan.skipped.sort(key=lambda s: s.path)
     return scan
@@ -209,6 +249,11 @@ def is_private(path: str, private_folders: tuple[str, ...]) -> bool:
     return any(key == f or key.startswith(f + "/") for f in (_fold(p).strip("/") for p in private_folders) if f)
 
 
+def folded_folder(folder: str) -> str:
+    """A private-folder setting as compared: one Unicode form, case folded, no slashes at the ends."""
+    return _fold(folder).strip("/")
+
+
 def _fold(text: str) -> str:
     return unicodedata.normalize("NFC", text).casefold()
 
@@ -240,7 +285,7 @@ def parse_note(vf: VaultFile, private_folders: tuple[str, ...] = ()) -> Note:
         tags=expand_tags([t.lstrip("#") for t in fm_tags] + list(structure.tags)), links=structure.links,
         structure=structure, date=date, date_source=source, updated=_date_str(meta.get("updated")),
         private=is_private(vf.path, private_folders) or is_private(vf.real or vf.path, private_folders),
-        warnings=warnings)
+        warnings=warnings, real_path=vf.real if vf.real != vf.path else "")
 
 
 def _split_front_matter(path: str, text: str, warnings: list[str]) -> tuple[dict[str, Any], str]:

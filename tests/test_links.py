@@ -47,3 +47,20 @@ def test_same_note_heading_link() -> None:
 
 def test_alias_table_is_sorted_and_lowercase() -> None:
     assert alias_table([("b.md", ["QM"]), ("a.md", ["qm", "Other"])]) == {"qm": ["a.md", "b.md"], "other": ["a.md"]}
+
+
+def test_unicode_forms_resolve_to_each_other() -> None:
+    """A link typed in NFC (as keyboards do) finds a file whose name the file system stored in NFD (macOS)."""
+    index = LinkIndex(["People/Rene\u0301 Cafe\u0301.md"], ["img/Se\u0301ance.png"])
+    assert index.resolve(wiki("Ren\u00e9 Caf\u00e9"), "x.md").target == "People/Rene\u0301 Cafe\u0301.md"
+    assert index.resolve(wiki("S\u00e9ance.png", embed=True), "x.md").target == "img/Se\u0301ance.png"
+
+
+def test_table_escaped_pipes() -> None:
+    """Inside a Markdown table Obsidian escapes the pipe: [[Note\\|alias]] and ![[image.png\\|100]]."""
+    from kb.markdown import parse_structure
+
+    links = parse_structure("| a | b |\n|---|---|\n| [[Kickoff\\|the kickoff]] | ![[diagram.png\\|100]] |").links
+    assert [(l.target, l.display, l.embed) for l in links] == [("Kickoff", "the kickoff", False),
+                                                                ("diagram.png", "100", True)]
+    assert [INDEX.resolve(l, "x.md").kind for l in links] == ["note", "attachment"]

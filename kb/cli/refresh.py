@@ -26,19 +26,21 @@ from kb.refresh import Summary, missing_with_aliases, refresh
 @click.option("--no-extract", is_flag=True, help="Skip the knowledge layer (LLM extraction).")
 @click.option("--dry-run", is_flag=True, help="Build the free local layers; print the extraction estimate, send nothing.")
 @click.option("--yes", is_flag=True, help="Accept an extraction estimate over the cost threshold.")
+@click.option("--unmark-private", is_flag=True,
+              help="Allow this refresh to make notes public that the graph holds as private.")
 @json_option
 def refresh_cmd(vault: str | None, embedder: str | None, no_embed: bool, reembed: bool, no_extract: bool,
-                dry_run: bool, yes: bool, as_json: bool) -> None:
+                dry_run: bool, yes: bool, unmark_private: bool, as_json: bool) -> None:
     """Bring the graph up to date with the vault: only new or edited notes are parsed again."""
     cfg = config(vault=vault, embedder=embedder)
     step = None if no_embed else EmbedStep(make_embedder(cfg), reembed=reembed)
     embed_error = None
     with store(cfg) as st, write_lock(cfg.home, st.conn.uri, st.conn.database):
         try:
-            summary = refresh(st, cfg, Bars(quiet=as_json), step)
+            summary = refresh(st, cfg, Bars(quiet=as_json), step, unmark_private=unmark_private)
         except EmbedderError as exc:  # structure is already written: report it, then fail
             embed_error = str(exc)
-            summary = refresh(st, cfg, Bars(quiet=True), None)
+            summary = refresh(st, cfg, Bars(quiet=True), None, unmark_private=unmark_private)
         confirm = None if as_json or not stdin_is_tty() else (lambda q: click.confirm(q, default=False))
         line_embedder = step.embedder if step is not None and embed_error is None else None
         knowledge = None if no_extract else knowledge_step(st, cfg, policy_for(cfg, yes, dry_run, confirm),
