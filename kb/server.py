@@ -370,4 +370,14 @@ def status(cfg: Config) -> dict[str, object]:
         "installed": (paths.lib / ".complete").exists(),
         "version": cfg.neo4j_version,
         "home": str(paths.root),
+        "java": _java_status(cfg.java),
     }
+
+
+def _java_status(choice: str) -> str:
+    """Which java a start would use, or why none would do."""
+    try:
+        java = find_java(choice)
+    except ServerError as exc:
+        return str(exc)
+    return f"{java.path} (Java {java.version}, {java.source})"

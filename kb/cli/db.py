@@ -59,6 +59,8 @@ def status(as_json: bool) -> None:
         click.echo(f"kb's Neo4j {info['version']} is running at {info['uri']} (pid {info['pid']}).")
     else:
         click.echo("kb's Neo4j is not running: start it with `kb db start`.")
+    if not cfg.neo4j_uri:
+        click.echo(f"Java: {info['java']}")
 
 
 @db.command("init")
