@@ -168,8 +168,11 @@ def prune_orphans() -> str:
     """Placeholders, attachments, tags and folders nothing points at any more."""
     return ("CALL () { MATCH (m:Missing) WHERE NOT ()-[:LINKS_TO]->(m) DETACH DELETE m } "
             "CALL () { MATCH (a:Attachment) WHERE NOT ()-[:ATTACHES]->(a) DETACH DELETE a } "
-            "CALL () { MATCH (t:Tag) WHERE NOT ()-[:TAGGED]->(t) AND NOT ()-[:CHILD_OF]->(t) DETACH DELETE t } "
-            "CALL () { MATCH (f:Folder) WHERE NOT ()-[:IN_FOLDER]->(f) AND f.path <> '' DETACH DELETE f }")
+            # a note is tagged with every parent of its tags too, and a folder is kept while any note lies
+            # beneath it: a deleted subtree goes in one run, not one level per run
+            "CALL () { MATCH (t:Tag) WHERE NOT (:Note)-[:TAGGED]->(t) DETACH DELETE t } "
+            "CALL () { MATCH (f:Folder) WHERE f.path <> '' "
+            "AND NOT EXISTS { (:Note)-[:IN_FOLDER]->(:Folder)-[:IN_FOLDER*0..]->(f) } DETACH DELETE f }")
 
 
 def missing_report() -> str:

@@ -246,3 +246,17 @@ def test_a_folder_renamed_mid_run_is_reported_not_fatal(store: Store, tmp_path: 
     assert len(s.skipped) == 30 and all("vanished" in x["reason"] for x in s.skipped)
     again = run(store, vault)
     assert len(again.added) == 30 and again.counts["notes"] == 31
+
+
+def test_a_deleted_subtree_leaves_no_folder_or_tag_behind(store: Store, tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    write(vault, "keep.md", "kept #keep")
+    write(vault, "A/B/C/deep.md", "deep #x/y/z")
+    run(store, vault)
+    assert store.counts()["folders"] == 4
+    import shutil
+
+    shutil.rmtree(vault / "A")
+    run(store, vault)
+    assert [r["p"] for r in store.read("MATCH (f:Folder) RETURN f.path AS p ORDER BY p")] == [""]
+    assert [r["n"] for r in store.read("MATCH (t:Tag) RETURN t.name AS n ORDER BY n")] == ["keep"]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
 
 from kb import __version__
 from kb.errors import KbError
+from kb.terminal import SafeStream, visible
 
 
 class KbGroup(click.Group):
@@ -17,7 +19,7 @@ class KbGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KbError as exc:
-            raise click.ClickException(str(exc)) from exc
+            raise click.ClickException(visible(str(exc))) from exc
 
 
 @click.group(cls=KbGroup)
@@ -37,4 +39,6 @@ _register()
 
 
 def main() -> None:
+    if sys.stdout.isatty():  # names and text from the vault must not drive the terminal (titles, clears)
+        sys.stdout = SafeStream(sys.stdout)  # type: ignore[assignment]
     cli(prog_name="kb")
