@@ -86,7 +86,7 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
     entry = {e["key"]: e["name"] for e in named + seeds}  # key -> name, named entities first
     # the history of what a question names is its answer: not capped
     per_timeline = cfg.max_claims if named and asks_about_change(question) else cfg.per_timeline
-    lines = _lines(ctx, entry, types, private, cfg.max_claims, per_timeline)
+    lines = in_date_range(_lines(ctx, entry, types, private, cfg.max_claims, per_timeline), filters)
     kept, dropped = trim(lines, qvec is not None, cfg)
     kept, repeated = _unrepeated(kept, base["results"], cfg)
     # whose values count: the entities the question names, else ("what do we charge?") those of the top notes
@@ -104,6 +104,14 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
     base["timing"] = {**base["timing"], "hybrid_ms": round((t1 - t0) * 1e3, 2),
                       "graph_ms": round((t2 - t1) * 1e3, 2)}
     return base
+
+
+def in_date_range(lines: list[Line], filters: Filters | None) -> list[Line]:
+    """With --since/--until, only lines whose cited note is dated inside the range (as for the chunks)."""
+    since, until = (filters.since, filters.until) if filters else (None, None)
+    if not (since or until):
+        return lines
+    return [ln for ln in lines if ln.date and (not since or ln.date >= since) and (not until or ln.date <= until)]
 
 
 def _current_first(index: SearchIndex, results: list[dict[str, Any]], claims: list[dict[str, Any]],
