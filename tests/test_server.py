@@ -85,6 +85,15 @@ def test_cli_without_env_after_a_start_with_a_wrong_env(managed: dict[str, Any])
     assert f'"uri": "{managed["info"].uri}"' in result.output and '"schema_version"' in result.output
 
 
+def test_db_start_says_the_env_password_is_not_used(managed: dict[str, Any]) -> None:
+    before = (managed["home"] / "config.toml").read_bytes()
+    env = {"KB_HOME": str(managed["home"]), "NEO4J_PASSWORD": WRONG, "NEO4J_URI": None}
+    result = CliRunner().invoke(cli, ["db", "start"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "NEO4J_PASSWORD is set but NEO4J_URI is not" in result.output and WRONG not in result.output
+    assert (managed["home"] / "config.toml").read_bytes() == before
+
+
 def test_password_never_on_a_command_line(managed: dict[str, Any]) -> None:
     password = managed["info"].password
     argvs = managed["argvs"]

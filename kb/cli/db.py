@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from kb import server
@@ -24,6 +26,9 @@ def start(as_json: bool) -> None:
         click.echo(f"NEO4J_URI is set ({redact_uri(cfg.neo4j_uri)}): kb uses that server and does not start its own.")
         return
     if not as_json:
+        if os.environ.get("NEO4J_PASSWORD"):
+            click.echo("NEO4J_PASSWORD is set but NEO4J_URI is not: kb's own server keeps using the password "
+                       f"stored in {cfg.config_file} (set NEO4J_URI to use another server).", err=True)
         click.echo("Starting Neo4j (the first start fetches and verifies its jars)...", err=True)
     info = server.start(cfg, progress=None if as_json else lambda line: click.echo(line, err=True))
     cfg = load_config()
