@@ -8,7 +8,7 @@ from typing import Any
 from kb.store import Store
 
 KEYS = {"Note": "path", "Chunk": "id", "Tag": "name", "Folder": "path", "Missing": "key", "Attachment": "path",
-        "Entity": "key", "Claim": "id",
+        "Entity": "key", "Claim": "id", "Passage": "id",
         "KbMeta": "key"}
 SKIP_PROPS = {"mtime", "embedding"}
 
