@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from extract.backends import Extractor
 from extract.cache import ExtractionCache, cache_key
-from extract.errors import ExtractError
+from extract.errors import ExtractError, FatalExtractError
 from extract.models import RelType, json_schema
 from extract.schema import RELATIONSHIP_TYPES
 
@@ -57,17 +57,22 @@ class Checker:
     def __init__(self, model: str, cache: ExtractionCache, extractor: Extractor | None) -> None:
         self.model, self.cache, self.extractor = model, cache, extractor
         self.calls = 0
+        self.wanted: list[tuple[str, str, str]] = []  # (kind, system, message) it would have asked, unasked
 
     def _cached(self, version: str, text: str) -> dict[str, Any] | None:
-        entry = self.cache.get(cache_key(self.model, version, text))
+        entry = self.cache.lookup(self.model, version, text)
         return entry["result"] if entry else None
 
     def _ask(self, version: str, system: str, text: str, model: type[BaseModel]) -> dict[str, Any] | None:
+        """A decision, cached; a failure of this one item leaves it undecided, a fatal one stops the run."""
         if self.extractor is None:
+            self.wanted.append(("audit" if version == AUDIT_VERSION else "retype", system, text))
             return None
         try:
             raw, usage = self.extractor.complete(system, text, json_schema(model))
             result = model.model_validate(raw).model_dump()
+        except FatalExtractError:
+            raise
         except (ExtractError, ValueError):
             return None
         self.calls += 1

@@ -9,11 +9,17 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from extract.errors import ExtractError, FatalExtractError, InvalidOutput
+from extract.capabilities import ERRORS_DOC, MODELS, RETIRED, Model, model as model_entry
+from extract.errors import ExtractError, FatalExtractError, InvalidOutput, Refused, Truncated
 from kb.config import Config
 from kb.errors import ConfigError
+from kb.tokens import count_tokens
 
 RETRIES = 5
+DEFAULT_MODEL = "claude-haiku-5-5"
+ANSWER_TOKENS = 4096     # the longest extraction answer kb accepts
+THINKING_TOKENS = 8192   # room for adaptive thinking, which counts toward max_tokens (billed only when used)
+EXTRACT_EFFORT = "low"   # extraction copies what a passage states: the lowest effort the model accepts
 
 
 @dataclass(frozen=True)
@@ -32,17 +38,30 @@ class Extractor(Protocol):
 
 
 def _retry(call: Callable[[], Any], transient: tuple[type[BaseException], ...], backoff: float,
+           hint: Callable[[BaseException], float | None] = lambda exc: None,
            sleep: Callable[[float], None] = time.sleep) -> Any:
+    """Retry transient failures with exponential backoff; a server's `retry-after` (via `hint`) wins."""
     delay = backoff
     for attempt in range(RETRIES):
         try:
             return call()
-        except transient:
+        except transient as exc:
             if attempt == RETRIES - 1:
                 raise
-            sleep(delay * (1 + random.random() / 4))
+            told = hint(exc)
+            sleep(told if told is not None else delay * (1 + random.random() / 4))
             delay *= 2
     raise AssertionError("unreachable")
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds from a `retry-after` header (https://platform.claude.com/docs/en/api/rate-limits), capped at 60."""
+    response = getattr(exc, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return min(60.0, max(0.0, float(value))) if value is not None else None
+    except ValueError:
+        return None
 
 
 def _parse_json(text: str) -> dict[str, Any]:
@@ -55,49 +74,114 @@ def _parse_json(text: str) -> dict[str, Any]:
     return value
 
 
+def known_model(model: str) -> Model:
+    """The capability entry, or a one-line error naming the models kb knows."""
+    if model.startswith(RETIRED):
+        raise ConfigError(f"extractor model {model!r} is retired: set extractor = \"anthropic:{DEFAULT_MODEL}\" "
+                          "in the kb config")
+    entry = model_entry(model)
+    if entry is None:
+        raise ConfigError(f"extractor model {model!r} is not in kb's capability table (extract/capabilities.py): "
+                          f"use one of {', '.join(MODELS)}")
+    return entry
+
+
+def request_params(entry: Model, model: str, system: str, message: str, schema: dict[str, Any],
+                   effort: str | None = EXTRACT_EFFORT) -> dict[str, Any]:
+    """The Messages API parameters for one call: optional ones only where the model takes them; the schema
+    through the SDK's `transform_schema` (unsupported limits become descriptions; kb validates them locally)."""
+    import anthropic
+    config: dict[str, Any] = {"format": {"type": "json_schema", "schema": anthropic.transform_schema(schema)}}
+    if effort and effort in entry.effort:
+        config["effort"] = effort
+    budget = ANSWER_TOKENS + (THINKING_TOKENS if entry.thinking == "adaptive" else 0)
+    return {"model": model, "max_tokens": min(budget, entry.max_output), "system": system,
+            "messages": [{"role": "user", "content": message}], "output_config": config}
+
+
+def parse_message(model: str, max_tokens: int, resp: Any) -> tuple[dict[str, Any], Usage]:
+    """The answer's JSON from its text blocks (thinking blocks skipped); a truncated answer or a refusal is
+    an error with its reason (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons)."""
+    stop = getattr(resp, "stop_reason", None)
+    if stop == "max_tokens":
+        raise Truncated(f"{model} stopped at max_tokens ({max_tokens}) before the answer was complete")
+    if stop == "refusal":
+        raise Refused(f"{model} declined to answer (stop_reason refusal)")
+    text = "".join(getattr(b, "text", "") for b in resp.content if getattr(b, "type", "text") == "text")
+    return _parse_json(text), Usage(resp.usage.input_tokens, resp.usage.output_tokens)
+
+
 class AnthropicExtractor:
-    """Claude through the official SDK, with structured outputs (a JSON schema) and low effort."""
+    """Claude through the official SDK: structured outputs, effort only where the model takes it."""
 
     remote = True
 
     def __init__(self, model: str, api_key: str, base_url: str | None = None, timeout: float = 120.0,
-                 backoff: float = 1.0, effort: str | None = "low", max_tokens: int = 4096) -> None:
+                 backoff: float = 1.0, effort: str | None = EXTRACT_EFFORT) -> None:
         import anthropic
         self.anthropic = anthropic
+        self.entry = known_model(model)
         self.model = model
         self.effort = effort
-        self.max_tokens = max_tokens
         self.backoff = backoff
         self.client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
 
-    def complete(self, system: str, message: str, schema: dict[str, Any]) -> tuple[dict[str, Any], Usage]:
-        a = self.anthropic
-        config: dict[str, Any] = {"format": {"type": "json_schema", "schema": schema}}
-        if self.effort:
-            config["effort"] = self.effort
+    def params(self, system: str, message: str, schema: dict[str, Any]) -> dict[str, Any]:
+        return request_params(self.entry, self.model, system, message, schema, self.effort)
 
-        def call() -> Any:
-            return self.client.messages.create(  # type: ignore[call-overload]
-                model=self.model, max_tokens=self.max_tokens, system=system,
-                messages=[{"role": "user", "content": message}], output_config=config)
+    @property
+    def max_tokens(self) -> int:
+        return int(request_params(self.entry, self.model, "", "", {"type": "object"}, None)["max_tokens"])
+
+    def complete(self, system: str, message: str, schema: dict[str, Any]) -> tuple[dict[str, Any], Usage]:
+        params = self.params(system, message, schema)
+        resp = self.call(lambda: self.client.messages.create(**params))
+        return parse_message(self.model, params["max_tokens"], resp)
+
+    def count(self, system: str, message: str, schema: dict[str, Any]) -> int | None:
+        """Input tokens by the token-counting endpoint, or None when it cannot be reached."""
+        params = {k: v for k, v in self.params(system, message, schema).items() if k != "max_tokens"}
+        try:
+            return int(self.call(lambda: self.client.messages.count_tokens(**params)).input_tokens)
+        except ExtractError:
+            return None
+
+    def call(self, call: Callable[[], Any]) -> Any:
+        """One API call: transient failures retried (honouring retry-after), the rest mapped to kb's errors."""
+        a = self.anthropic
         transient = (a.RateLimitError, a.InternalServerError, a.APITimeoutError, a.APIConnectionError)
         try:
-            resp = _retry(lambda: _stop_on_spend_limit(a, call), transient, self.backoff)
+            return _retry(lambda: _stop_on_spend_limit(a, call), transient, self.backoff, _retry_after)
         except _SpendLimit as exc:
             raise FatalExtractError(f"Anthropic stopped the run: spend limit or credit balance reached "
                                     f"({_short(str(exc))}): raise the limit, then run kb refresh again") from exc
-        except (a.AuthenticationError, a.PermissionDeniedError) as exc:
-            raise FatalExtractError(f"Anthropic refused the API key ({exc.status_code}): set ANTHROPIC_API_KEY "
-                                    "to a valid key") from exc
-        except a.NotFoundError as exc:
-            raise FatalExtractError(f"Anthropic has no model {self.model!r}: set extract_model in the kb config") from exc
         except transient as exc:
             raise ExtractError(f"Anthropic kept failing after {RETRIES} tries: {type(exc).__name__}") from exc
         except a.APIStatusError as exc:
-            raise ExtractError(f"Anthropic rejected the request ({exc.status_code}): {_short(str(exc))}") from exc
-        text = "".join(getattr(b, "text", "") for b in resp.content)
-        usage = Usage(resp.usage.input_tokens, resp.usage.output_tokens)
-        return _parse_json(text), usage
+            raise self._status_error(exc) from exc
+
+    def _status_error(self, exc: Any) -> ExtractError:
+        """401/403/404/400 stop the run (nothing after would succeed); 413 and others fail one item."""
+        said = _api_message(exc)
+        if exc.status_code in (401, 403):
+            return FatalExtractError(f"Anthropic refused the API key ({exc.status_code}: {said}): set "
+                                     "ANTHROPIC_API_KEY to a valid key")
+        if exc.status_code == 404:
+            return FatalExtractError(f"Anthropic answered 404 for model {self.model!r} ({said}): set extractor = "
+                                     f"\"anthropic:{DEFAULT_MODEL}\" in the kb config")
+        if exc.status_code == 400:
+            return FatalExtractError(f"Anthropic refused kb's request to {self.model} (400: {said}): kb's "
+                                     f"request does not fit this model; pick another in extract/capabilities.py "
+                                     f"or report it ({ERRORS_DOC})")
+        return ExtractError(f"Anthropic rejected the request ({exc.status_code}: {said})")
+
+
+def _api_message(exc: Any) -> str:
+    """The API's own words: `error.message` of the body, else the exception text."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict) and body["error"].get("message"):
+        return _short(str(body["error"]["message"]))
+    return _short(str(exc))
 
 
 class _SpendLimit(Exception):
@@ -128,6 +212,14 @@ class _Busy(Exception):
     """Ollama answered 5xx or 429 (runner crashed, too many requests): retried."""
 
 
+def context_for(system: str, message: str, schema: dict[str, Any]) -> int:
+    """Ollama's `num_ctx` for one call: prompt (counted with cl100k, plus a quarter for other tokenizers) and
+    the answer, rounded up to 1,024; its default window (2,048-4,096) silently cuts a long prompt's start."""
+    prompt = count_tokens(system) + count_tokens(message) + count_tokens(json.dumps(schema))
+    need = int(prompt * 1.25) + ANSWER_TOKENS
+    return -(-need // 1024) * 1024
+
+
 class OllamaExtractor:
     """A local chat model through Ollama, constrained by the JSON schema (`format`)."""
 
@@ -143,10 +235,11 @@ class OllamaExtractor:
 
     def complete(self, system: str, message: str, schema: dict[str, Any]) -> tuple[dict[str, Any], Usage]:
         import httpx
+        options = {"temperature": 0, "num_ctx": context_for(system, message, schema)}
 
         def call() -> Any:
             try:
-                return self.client.chat(model=self.model, format=schema, options={"temperature": 0},
+                return self.client.chat(model=self.model, format=schema, options=options,
                                         messages=[{"role": "system", "content": system},
                                                   {"role": "user", "content": message}])
             except self.ollama.ResponseError as exc:
@@ -159,23 +252,32 @@ class OllamaExtractor:
             if exc.status_code == 404:
                 raise FatalExtractError(f"Ollama at {self.host} has no model {self.model!r}: "
                                         f"run `ollama pull {self.model}`") from exc
-            raise ExtractError(f"Ollama failed: {exc.error}") from exc
+            raise FatalExtractError(f"Ollama refused kb's request ({exc.status_code}: {_short(str(exc.error))}): "
+                                    "update Ollama (kb needs 0.5 or newer for a JSON-schema format)") from exc
         except _Busy as exc:
             raise ExtractError(f"Ollama kept failing after {RETRIES} tries: {exc}") from exc
         except (httpx.TransportError, ConnectionError) as exc:
             raise FatalExtractError(f"cannot reach Ollama at {self.host}: start it with `ollama serve`") from exc
+        if getattr(resp, "done_reason", None) == "length":
+            raise Truncated(f"{self.model} stopped at its output limit before the answer was complete")
         usage = Usage(int(resp.prompt_eval_count or 0), int(resp.eval_count or 0))
         return _parse_json(resp.message.content or ""), usage
 
 
+def extractor_spec(cfg: Config) -> tuple[str, str]:
+    """(backend, model) from the `extractor` key; Anthropic's default model when none is named."""
+    backend, _, model = str(cfg.extra.get("extractor", f"anthropic:{DEFAULT_MODEL}")).partition(":")
+    return backend, model or (DEFAULT_MODEL if backend == "anthropic" else "")
+
+
 def make_extractor(cfg: Config, env: dict[str, str]) -> Extractor | None:
     """The configured extractor, or None when it cannot run here (no API key): the layer is skipped."""
-    backend, _, model = str(cfg.extra.get("extractor", "anthropic:claude-haiku-4-5")).partition(":")
+    backend, model = extractor_spec(cfg)
     if backend == "anthropic":
         key = env.get("ANTHROPIC_API_KEY")
         if not key:
             return None
-        return AnthropicExtractor(model or "claude-haiku-4-5", key, env.get("ANTHROPIC_BASE_URL"))
+        return AnthropicExtractor(model, key, env.get("ANTHROPIC_BASE_URL"))
     if backend == "ollama":
         if not model:
             raise ConfigError("extractor = 'ollama:' needs a model, e.g. extractor = \"ollama:qwen2.5:7b\"")

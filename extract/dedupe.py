@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from extract.backends import Extractor
 from extract.cache import ExtractionCache, cache_key
-from extract.errors import ExtractError
+from extract.errors import ExtractError, FatalExtractError
 from extract.models import json_schema
 from extract.resolve import norm
 
@@ -162,6 +162,7 @@ class Judge:
         self.cache = cache
         self.extractor = extractor
         self.calls = 0
+        self.wanted: list[tuple[str, str, str]] = []  # (kind, system, message) it would have asked, unasked
 
     def decide(self, pair: Candidate, ents: dict[str, dict[str, Any]]) -> tuple[bool, str] | None:
         message = _message(ents[pair.a], ents[pair.b])
@@ -175,14 +176,18 @@ class Judge:
 
     def _pass(self, name: str, system: str, message: str) -> Judgement | None:
         key = cache_key(self.model, f"{DEDUPE_VERSION}/{name}", message)
-        entry = self.cache.get(key)
+        entry = self.cache.lookup(self.model, f"{DEDUPE_VERSION}/{name}", message)
         if entry is not None:
             return Judgement.model_validate(entry["result"])
         if self.extractor is None:
+            # unasked: for the estimate, the confirm pass is counted too (it may overstate, never understate)
+            self.wanted += [("dedupe", system, message), ("dedupe", CONFIRM, message)] if name == "accept" else []
             return None
         try:
             raw, usage = self.extractor.complete(system, message, json_schema(Judgement))
             result = Judgement.model_validate(raw)
+        except FatalExtractError:
+            raise
         except (ExtractError, ValueError):
             return None
         self.calls += 1

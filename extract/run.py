@@ -7,16 +7,19 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from extract.backends import Extractor
+from extract.backends import AnthropicExtractor, Extractor
+from extract.batch import BatchQueue
 from extract.cache import ExtractionCache, cache_key
-from extract.cost import OUTPUT_PER_CHUNK, OUTPUT_PER_TRIAGE, Estimate, price
+from extract.cost import Call, Estimate, check, estimate
 from extract.errors import ExtractError, FatalExtractError, InvalidOutput
 from extract.models import Extraction, Triage, json_schema, repair
 from extract.prompt import PROMPT_VERSION, SYSTEM, TRIAGE_SYSTEM, TRIAGE_VERSION, triage_message, user_message
-from kb.errors import ConfigError
 from kb.tokens import count_tokens
+
+MODELS: dict[str, type[BaseModel]] = {"extract": Extraction, "triage": Triage}
+VERSIONS = {"extract": PROMPT_VERSION, "triage": TRIAGE_VERSION}
 
 
 @dataclass
@@ -50,6 +53,8 @@ class Outcome:
     dedupe: list[dict[str, Any]] = field(default_factory=list)
     audit: list[dict[str, str]] = field(default_factory=list)
     retyped: list[dict[str, str]] = field(default_factory=list)
+    batches: dict[str, Any] = field(default_factory=dict)  # submitted, waiting, collected
+    checks: Estimate | None = None  # the estimate for judging, auditing and re-typing
 
 
 @dataclass
@@ -63,6 +68,7 @@ class Policy:
     dry_run: bool = False
     workers: int = 16
     confirm: Callable[[str], bool] | None = None
+    batch: bool = False  # submit to the Message Batches API instead of calling now
 
 
 def _in(folder: str, folders: tuple[str, ...]) -> bool:
@@ -104,14 +110,31 @@ class KnowledgeRun:
         """A private chunk goes only to a local extractor, or to a remote one for an opted-in folder."""
         return not chunk["private"] or not self.remote or _in(chunk["folder"], self.policy.private_optin)
 
+    def queue(self) -> BatchQueue | None:
+        """The batches in flight, when the extractor speaks the Message Batches API."""
+        if isinstance(self.extractor, AnthropicExtractor):
+            return BatchQueue(self.cache, self.extractor)
+        return None
+
     def run(self, chunks: list[dict[str, Any]]) -> Outcome:
         out = Outcome(self.model)
+        queue = self.queue()
+        waiting: set[str] = set()
+        if queue is not None and not self.policy.dry_run:
+            try:
+                waiting = self._collect(queue, out)
+            except FatalExtractError as exc:
+                return self._failed(out, exc)
         rejected, undecided, triage_jobs = self._triage(chunks, out)
         # the estimate counts undecided chats as kept: it may overstate, never understate
         extract_jobs = self._extract_jobs(chunks, rejected, out)
-        jobs = triage_jobs + extract_jobs
+        jobs = [j for j in triage_jobs + extract_jobs if j.key not in waiting]
         if not jobs:
-            return out
+            if waiting:
+                out.status = "waiting"
+                out.message = (f"{len(waiting)} requests are still in batches {', '.join(out.batches['waiting'])}: "
+                               "run kb refresh (or kb extract status) again later to collect them")
+            return self._settle(out)
         if self.extractor is None:
             out.not_extracted = sum(1 for j in extract_jobs if j.source["chunk_id"] not in undecided)
             out.status = "partial" if out.results else "skipped"
@@ -122,13 +145,55 @@ class KnowledgeRun:
         if self.policy.dry_run:
             out.status, out.message = "dry-run", "dry run: nothing was sent"
             return out
-        self._check_cost(out.estimate)
-        self._execute(triage_jobs, out)
+        check(out.estimate, self.policy.threshold_usd, self.policy.yes, self.policy.confirm)
+        if self.policy.batch and queue is not None:
+            ready = [j for j in jobs if j.kind == "triage" or j.source["chunk_id"] not in undecided]
+            return self._submit(queue, ready, out)
+        self._execute([j for j in triage_jobs if j.key not in waiting], out)
         newly_rejected = {c["id"] for t in out.triage if not t["keep"]
                           for c in chunks if c["path"] == t["path"]}
         undecided -= {c["id"] for t in out.triage for c in chunks if c["path"] == t["path"]}
         skip = newly_rejected | undecided
-        self._execute([j for j in extract_jobs if j.source["chunk_id"] not in skip], out)
+        self._execute([j for j in extract_jobs if j.source["chunk_id"] not in skip and j.key not in waiting], out)
+        return self._settle(out)
+
+    def _collect(self, queue: BatchQueue, out: Outcome) -> set[str]:
+        """Finished batches into the cache; the keys still waiting in batches."""
+        if not queue.states():
+            return set()
+        got = queue.collect(MODELS)
+        out.failed.extend(got.failed)
+        out.batches.update({"collected": got.done, "stored": got.stored, "resubmit": got.resubmit,
+                            "waiting": got.waiting})
+        return queue.waiting_keys()
+
+    def _submit(self, queue: BatchQueue, jobs: list[Job], out: Outcome) -> Outcome:
+        """Send the calls as batches and return: the next run collects them."""
+        try:
+            ids = queue.submit([{"key": j.key, "kind": j.kind, "version": VERSIONS[j.kind], "system": j.system,
+                                 "message": j.message, "schema": json_schema(MODELS[j.kind]),
+                                 "source": {k: v for k, v in j.source.items() if k != "text"}} for j in jobs])
+        except FatalExtractError as exc:
+            return self._failed(out, exc)
+        out.batches["submitted"] = ids
+        out.status = "submitted"
+        out.message = (f"submitted {len(jobs)} requests in batch {', '.join(ids)} (half price): run kb refresh "
+                       "(or kb extract status) later to collect the answers and build the layer")
+        return out
+
+    def _failed(self, out: Outcome, exc: Exception) -> Outcome:
+        out.status, out.message = "failed", f"{exc}; finished results are kept"
+        return out
+
+    def _settle(self, out: Outcome) -> Outcome:
+        """A run whose every call failed is failed, never built; one with some failures says how many."""
+        if out.status != "built" or not out.failed:
+            return out
+        first = out.failed[0]["error"]
+        if out.extracted == 0 and not out.cached:
+            out.status, out.message = "failed", f"every call failed ({len(out.failed)}); the first: {first}"
+        else:
+            out.status, out.message = "partial", f"{len(out.failed)} calls failed; the first: {first}"
         return out
 
     def _triage(self, chunks: list[dict[str, Any]], out: Outcome) -> tuple[set[str], set[str], list[Job]]:
@@ -139,7 +204,7 @@ class KnowledgeRun:
         for path, parts in conversations(chunks, self.policy.ai_chat_folders).items():
             message = triage_message(path, excerpts("\n\n".join(c["text"] for c in parts)))
             key = cache_key(self.model, TRIAGE_VERSION, message)
-            entry = self.cache.get(key)
+            entry = self.cache.lookup(self.model, TRIAGE_VERSION, message)
             if entry is None:
                 undecided.update(c["id"] for c in parts)
                 if all(self.allowed(c) for c in parts):
@@ -157,7 +222,7 @@ class KnowledgeRun:
             if c["id"] in rejected:
                 continue
             key = cache_key(self.model, PROMPT_VERSION, chunk_text(c))
-            entry = self.cache.get(key)
+            entry = self.cache.lookup(self.model, PROMPT_VERSION, chunk_text(c))
             if entry is not None and entry.get("result") is not None:
                 self._accept(c["id"], entry["result"], c["text"], out)
                 out.cached += 1
@@ -176,27 +241,23 @@ class KnowledgeRun:
         out.repairs += len(notes)
 
     def estimate(self, jobs: list[Job]) -> Estimate:
-        est = Estimate(self.model)
-        p_in, p_out = price(self.model, self.remote)
-        schema_tokens = {k: count_tokens(str(json_schema(m))) for k, m in (("extract", Extraction),
-                                                                          ("triage", Triage))}
-        for job in jobs:
-            tin = count_tokens(job.system) + count_tokens(job.message) + schema_tokens[job.kind]
-            tout = OUTPUT_PER_CHUNK if job.kind == "extract" else OUTPUT_PER_TRIAGE
-            est.add(job.folder, tin, tout, (tin * p_in + tout * p_out) / 1e6)
-        return est
+        schema_tokens = {k: count_tokens(str(json_schema(m))) for k, m in MODELS.items()}
+        calls = [Call(j.kind, j.folder, j.system, j.message, schema_tokens[j.kind]) for j in jobs]
+        return estimate(self.model, self.remote, calls, self.policy.batch, self._scale(jobs))
 
-    def _check_cost(self, est: Estimate) -> None:
-        if est.total_usd <= self.policy.threshold_usd or self.policy.yes:
-            return
-        question = f"Extraction will cost about ${est.total_usd:.2f} ({est.calls} calls). Go ahead?"
-        if self.policy.confirm is not None and self.policy.confirm(question):
-            return
-        raise ConfigError(f"estimated ${est.total_usd:.2f} for {est.calls} calls is over the "
-                          f"${self.policy.threshold_usd:.2f} threshold: rerun with --yes (see it first with --dry-run)")
+    def _scale(self, jobs: list[Job]) -> float | None:
+        """The provider's token count over the offline count, from one free token-counting call (never in a dry
+        run: it sends the text); None when it cannot be asked."""
+        if self.policy.dry_run or not jobs or not hasattr(self.extractor, "count"):
+            return None
+        job = next((j for j in jobs if j.kind == "extract"), jobs[0])
+        schema = json_schema(MODELS[job.kind])
+        counted = self.extractor.count(job.system, job.message, schema)  # type: ignore[union-attr]
+        local = count_tokens(job.system) + count_tokens(job.message) + count_tokens(str(schema))
+        return counted / local if counted else None
 
     def _execute(self, jobs: list[Job], out: Outcome) -> None:
-        if not jobs or out.status == "stopped":
+        if not jobs or out.status == "failed":
             return
         stop = threading.Event()
         with ThreadPoolExecutor(max_workers=max(1, min(self.policy.workers, 64))) as pool:
@@ -208,7 +269,7 @@ class KnowledgeRun:
                 except FatalExtractError as exc:
                     if not stop.is_set():
                         stop.set()
-                        out.status, out.message = "stopped", f"{exc}; finished results are kept"
+                        self._failed(out, exc)
                     continue
                 except ExtractError as exc:
                     out.failed.append({"path": job.source.get("path", ""), "key": job.key, "error": str(exc)})

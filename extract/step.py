@@ -6,10 +6,16 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from extract.backends import Extractor, make_extractor
+from extract.backends import Extractor, extractor_spec, make_extractor
 from extract.cache import ExtractionCache
-from extract.audit import Checker
-from extract.dedupe import Judge, judged_merges
+from extract.audit import Checker, Retyped, Verdict
+from extract.capabilities import MODELS
+from extract.cost import Call, Estimate, check, estimate
+from extract.dedupe import Judge, Judgement, judged_merges
+from extract.errors import FatalExtractError
+from extract.models import json_schema
+from kb.tokens import count_tokens
+from pydantic import BaseModel
 from extract.graph import CANONICAL_FOLDERS, KnowledgeRows, attach_lines, build_rows
 from kb.embed import Embedder
 from extract.resolve import Overrides
@@ -17,11 +23,11 @@ from extract.run import KnowledgeRun, Outcome, Policy
 from kb.config import Config, load_overrides
 from kb.store import KnowledgeStore, Store
 
-DEFAULT_EXTRACTOR = "anthropic:claude-haiku-4-5"
+CHECK_SCHEMAS: dict[str, type[BaseModel]] = {"dedupe": Judgement, "audit": Verdict, "retype": Retyped}
 
 
 def model_name(cfg: Config) -> str:
-    return str(cfg.extra.get("extractor", DEFAULT_EXTRACTOR)).partition(":")[2] or "claude-haiku-4-5"
+    return extractor_spec(cfg)[1]
 
 
 def cache_for(cfg: Config, vault: Path | None = None) -> ExtractionCache:
@@ -31,7 +37,7 @@ def cache_for(cfg: Config, vault: Path | None = None) -> ExtractionCache:
     if vault is not None:
         read_only.append(vault / ".kb" / "extract-cache")
     read_only += [Path(str(p)).expanduser() for p in cfg.extra.get("extract_cache_dirs", [])]
-    return ExtractionCache(cfg.home / "cache" / "extract", tuple(read_only))
+    return ExtractionCache(cfg.home / "cache" / "extract", tuple(read_only), recorded_by=tuple(MODELS))
 
 
 def graph_vault(store: Store) -> Path | None:
@@ -40,12 +46,13 @@ def graph_vault(store: Store) -> Path | None:
     return Path(path) if path else None
 
 
-def policy_for(cfg: Config, yes: bool, dry_run: bool, confirm: Callable[[str], bool] | None) -> Policy:
+def policy_for(cfg: Config, yes: bool, dry_run: bool, confirm: Callable[[str], bool] | None,
+               batch: bool = False) -> Policy:
     extra = cfg.extra
     return Policy(ai_chat_folders=tuple(extra.get("ai_chat_folders", ["ChatGPT"])),
                   private_optin=tuple(extra.get("remote_private_optin", [])),
                   threshold_usd=float(extra.get("cost_threshold_usd", 0.50)), yes=yes, dry_run=dry_run,
-                  workers=min(int(extra.get("extract_workers", 16)), 64), confirm=confirm)
+                  workers=min(int(extra.get("extract_workers", 16)), 64), confirm=confirm, batch=batch)
 
 
 def knowledge_step(store: Store, cfg: Config, policy: Policy, extractor: Extractor | None = None,
@@ -60,8 +67,12 @@ def knowledge_step(store: Store, cfg: Config, policy: Policy, extractor: Extract
     outcome = KnowledgeRun(model_name(cfg), cache_for(cfg, graph_vault(store)), extractor, policy).run(chunks)
     rebuilt = False
     if outcome.status != "dry-run":
-        judge_with = extractor if outcome.status == "built" else None
-        rebuilt = write_layer(store, cfg, outcome, chunks, force=False, extractor=judge_with, embedder=embedder)
+        judge_with = extractor if outcome.status in ("built", "partial") else None
+        try:
+            rebuilt = write_layer(store, cfg, outcome, chunks, force=False, extractor=judge_with,
+                                  embedder=embedder, policy=policy)
+        except FatalExtractError as exc:
+            outcome.status, outcome.message = "failed", f"{exc}; decisions made so far are kept"
     return summary(outcome, ks.counts() if outcome.status != "dry-run" else {}, rebuilt)
 
 
@@ -102,7 +113,8 @@ class NameVectors:
 
 
 def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]], force: bool,
-                extractor: Extractor | None = None, embedder: Embedder | None = None, retype: bool = False) -> bool:
+                extractor: Extractor | None = None, embedder: Embedder | None = None, retype: bool = False,
+                policy: Policy | None = None) -> bool:
     """Resolve (rules, then judged near-duplicates), build timelines and hubs, and write the layer if its
     inputs changed (or `force`). Without an extractor only cached judgements count; vectors of this embedder
     already in the graph are reused. (Deleting the old layer while resolving the new one measured slower on
@@ -111,6 +123,8 @@ def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[s
     meta = store.get_meta("knowledge")
     reuse = embedder is not None and meta.get("lines_by") == embedder.identity
     names = NameVectors(ks, embedder, reuse) if embedder is not None else None
+    if extractor is not None:
+        _check_paid_checks(store, cfg, outcome, chunks, extractor, embedder, retype, names, policy or Policy())
     rows = _resolved_rows(store, cfg, outcome, chunks, extractor, embedder, retype, names)
     sig = rows.signature() + (f":{embedder.identity}" if embedder is not None else "")
     if not force and meta.get("signature") == sig:
@@ -125,9 +139,24 @@ def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[s
     return True
 
 
+def _check_paid_checks(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]],
+                       extractor: Extractor, embedder: Embedder | None, retype: bool, names: NameVectors | None,
+                       policy: Policy) -> None:
+    """The cost check for near-duplicate judging, the audit and re-typing: a pass with cached decisions only
+    lists the calls the real pass would make; they are priced, then confirmed like extraction."""
+    wanted: list[tuple[str, str, str]] = []
+    _resolved_rows(store, cfg, outcome, chunks, None, embedder, retype, names, wanted)
+    if not wanted:
+        return
+    schema = {k: count_tokens(str(json_schema(m))) for k, m in CHECK_SCHEMAS.items()}
+    est = estimate(extractor.model, extractor.remote, [Call(k, f"({k})", s, m, schema[k]) for k, s, m in wanted])
+    outcome.checks = est
+    check(est, policy.threshold_usd, policy.yes, policy.confirm, "Checking entities and links")
+
+
 def _resolved_rows(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]],
                    extractor: Extractor | None, embedder: Embedder | None, retype: bool,
-                   names: NameVectors | None) -> KnowledgeRows:
+                   names: NameVectors | None, wanted: list[tuple[str, str, str]] | None = None) -> KnowledgeRows:
     """Rows after the rules, judged near-duplicates (names by string and by embedding), the audit of
     single-evidence links and any re-typing; each line with its text and hash."""
     overrides = Overrides.from_yaml(load_overrides(cfg))
@@ -147,19 +176,21 @@ def _resolved_rows(store: Store, cfg: Config, outcome: Outcome, chunks: list[dic
     names_of = {e["key"]: e["name"] for e in rows.entities}
     outcome.audit = checker.audit(rows.relationships, names_of, remote)
     outcome.retyped = checker.retype(rows.relationships, names_of, remote, ask=retype)
+    if wanted is not None:
+        wanted += judge.wanted + checker.wanted
     attach_lines(rows)
     return rows
 
 
 def rebuild(store: Store, cfg: Config, embedder: Embedder | None = None, extractor: Extractor | None = None,
-            retype: bool = False) -> dict[str, Any]:
+            retype: bool = False, policy: Policy | None = None) -> dict[str, Any]:
     """The entity layer again from the cache and cached decisions alone (local, free, deterministic); with an
     extractor and `retype`, vague RELATED_TO links are re-typed first (paid, cached)."""
     chunks = KnowledgeStore(store).chunks()
     policy = Policy(ai_chat_folders=policy_for(cfg, False, False, None).ai_chat_folders)
     outcome = KnowledgeRun(model_name(cfg), cache_for(cfg, graph_vault(store)), None, policy).run(chunks)
     write_layer(store, cfg, outcome, chunks, force=True, embedder=embedder, extractor=extractor if retype else None,
-                retype=retype)
+                retype=retype, policy=policy)
     return summary(outcome, KnowledgeStore(store).counts(), True)
 
 
@@ -169,5 +200,11 @@ def summary(out: Outcome, counts: dict[str, int], rebuilt: bool) -> dict[str, An
             "extracted": out.extracted, "failed": out.failed, "skipped_private": out.skipped_private,
             "not_extracted": out.not_extracted, "triage": out.triage, "repairs": out.repairs,
             "rebuilt": rebuilt, "counts": counts, "dedupe": out.dedupe, "audit": out.audit, "retyped": out.retyped,
-            "estimate": None if est is None else {"usd": round(est.total_usd, 4), "calls": est.calls,
-                                                  "per_folder": est.per_folder, "lines": est.lines()}}
+            "batches": out.batches, "estimate": _estimate_json(est), "checks_estimate": _estimate_json(out.checks)}
+
+
+def _estimate_json(est: Estimate | None) -> dict[str, Any] | None:
+    if est is None:
+        return None
+    return {"usd": round(est.total_usd, 4), "calls": est.calls, "batch": est.batch, "per_folder": est.per_folder,
+            "lines": est.lines()}

@@ -1,8 +1,10 @@
 """A local stand-in for the two chat APIs kb's extractor uses, with programmable faults.
 
-Speaks Anthropic's Messages API (`POST /v1/messages`, non-streaming) and Ollama's chat API
-(`POST /api/chat`, `stream: false`), in the exact response shapes the official `anthropic` and `ollama`
-clients parse. The assistant's answer comes from `responder`, set per test: given the request body, it
+Speaks Anthropic's Messages API (`POST /v1/messages`, non-streaming; `POST /v1/messages/count_tokens`; the
+Message Batches endpoints) and Ollama's chat API (`POST /api/chat`, `stream: false`), in the exact response
+shapes the official `anthropic` and `ollama` clients parse. It refuses what the documented API refuses
+(anthropic_rules.py, each rule beside its documentation page): a request the real API would reject is
+rejected here too. The assistant's answer comes from `responder`, set per test: given the request body, it
 returns the JSON object to answer with (serialised as the assistant's text), or a raw string (for
 invalid-JSON tests). Faults apply to the next N requests, in the order of `FAULTS`. Every request is
 recorded (method, path, headers, parsed JSON body, raw body), so tests can assert what was sent and
@@ -17,6 +19,7 @@ import json
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Iterator, Union
 
+from anthropic_rules import CUSTOM_ID, MODELS, request_problem
 from standin_http import JsonHandler, Recorded, StandInServer, full_name
 
 Responder = Callable[[dict[str, Any]], Union[str, dict[str, Any]]]
@@ -28,10 +31,13 @@ CREDIT_MESSAGE = ("Your credit balance is too low to access the Anthropic API. "
 SPEND_LIMIT_MESSAGE = ("You have reached your specified workspace API usage limits. "
                        "You will regain access on 2026-12-01 at 00:00 UTC.")
 INVALID_JSON = '{"entities": [{"name": "Acme", "type": '  # a truncated answer
+THINKING = "The passage names a company and a count; I copy what it states."
+CREATED = "2026-12-01T10:00:00Z"
 
 # Fault counters, in the order they are taken (one fault per request at most).
 FAULTS = ("drop_next", "hang_next", "unauthorized_next", "no_credit_next", "spend_limit_next",
-          "payment_required_next", "rate_limit_next", "overloaded_next", "fail_next", "invalid_json_next")
+          "payment_required_next", "rate_limit_next", "overloaded_next", "fail_next", "invalid_json_next",
+          "refusal_next", "truncate_next")
 
 
 def default_responder(body: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +81,7 @@ class ChatStandIn(StandInServer):
                  anthropic_models: Callable[[str], bool] | None = None) -> None:
         self.responder: Responder = responder or default_responder
         self.ollama_models = {full_name(m) for m in (ollama_models or DEFAULT_OLLAMA_MODELS)}
-        self.anthropic_models: Callable[[str], bool] = anthropic_models or (lambda m: m.startswith("claude-"))
+        self.anthropic_models: Callable[[str], bool] = anthropic_models or (lambda m: m in MODELS)
         self.drop_next = 0              # close the socket without any response
         self.hang_next = 0              # wait `hang_seconds` (longer than any test timeout), then answer normally
         self.hang_seconds = 5.0
@@ -83,10 +89,19 @@ class ChatStandIn(StandInServer):
         self.no_credit_next = 0         # 400 invalid_request_error: credit balance too low
         self.spend_limit_next = 0       # 429 rate_limit_error with error_code enforced_spend_limit_reached
         self.payment_required_next = 0  # 402 with error_code linked_organization_spend_limit_reached
-        self.rate_limit_next = 0        # 429 rate_limit_error, retry-after: 0
+        self.rate_limit_next = 0        # 429 rate_limit_error, retry-after: `retry_after`
+        self.retry_after = "0"
         self.overloaded_next = 0        # 529 overloaded_error
         self.fail_next = 0              # 500 api_error
         self.invalid_json_next = 0      # 200, but the assistant's text is not JSON
+        self.refusal_next = 0           # 200, stop_reason "refusal"
+        self.truncate_next = 0          # 200, stop_reason "max_tokens" (the answer cut short)
+        # a test's own refusal: given a request body, a message to answer 400 invalid_request_error with, or None
+        self.refuse: Callable[[dict[str, Any]], str | None] = lambda body: None
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.end_batches = True         # a batch has ended by the first retrieve after it was created
+        self.expire_batches = False     # ...with every request expired instead
+        self.errored_ids: set[str] = set()  # custom_ids whose batch result is an api_error
         self._ids = itertools.count(1)
         super().__init__(_make_handler(self), "chat-standin")
 
@@ -126,11 +141,10 @@ class ChatStandIn(StandInServer):
             error["details"] = {"error_code": error_code}
         headers = {"request-id": self._next_id("req_")}
         if status == 429:
-            headers["retry-after"] = "0"
+            headers["retry-after"] = self.retry_after  # https://platform.claude.com/docs/en/api/rate-limits
         return status, {"type": "error", "error": error, "request_id": headers["request-id"]}, headers
 
-    def _messages(self, headers: dict[str, str], body: Any,
-                  fault: str | None) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _fault_answer(self, fault: str | None) -> tuple[int, dict[str, Any], dict[str, str]] | None:
         if fault == "unauthorized_next":
             return self._anthropic_error(401, "authentication_error", "invalid x-api-key")
         if fault == "no_credit_next":
@@ -147,10 +161,17 @@ class ChatStandIn(StandInServer):
             return self._anthropic_error(529, "overloaded_error", "Overloaded")
         if fault == "fail_next":
             return self._anthropic_error(500, "api_error", "Internal server error")
+        return None
+
+    def _checked(self, headers: dict[str, str], body: Any) -> tuple[int, dict[str, Any], dict[str, str]] | None:
+        """The error answer for a request the documented API refuses, else None."""
         if not headers.get("x-api-key") and not headers.get("authorization"):
             return self._anthropic_error(401, "authentication_error", "x-api-key header is required")
         if not isinstance(body, dict):
             return self._anthropic_error(400, "invalid_request_error", "request body is not a JSON object")
+        return self._body_problem(body)
+
+    def _body_problem(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]] | None:
         for field in ("model", "max_tokens", "messages"):
             if field not in body:
                 return self._anthropic_error(400, "invalid_request_error", f"{field}: Field required")
@@ -160,16 +181,117 @@ class ChatStandIn(StandInServer):
                                              "messages: text content blocks must be non-empty")
         if body.get("stream"):
             return self._anthropic_error(400, "invalid_request_error", "the stand-in does not stream")
+        if not self.anthropic_models(str(body["model"])):
+            return self._anthropic_error(404, "not_found_error", f"model: {body['model']}")
+        problem = request_problem(body)
+        if problem:
+            return self._anthropic_error(*problem)
+        said = self.refuse(body)
+        return self._anthropic_error(400, "invalid_request_error", said) if said else None
+
+    def _message(self, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
+        """A Message for an accepted request: thinking first on adaptive models, stop_reason as documented."""
         model = str(body["model"])
-        if not self.anthropic_models(model):
-            return self._anthropic_error(404, "not_found_error", f"model: {model}")
+        adaptive = MODELS[model].adaptive if model in MODELS else False
+        thought = THINKING if adaptive and "thinking" not in body else ""
         text = self._answer(body, fault)
-        return 200, {"id": self._next_id("msg_"), "type": "message", "role": "assistant", "model": model,
-                     "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                     "stop_sequence": None,
-                     "usage": {"input_tokens": input_tokens_for(body), "output_tokens": tokens(text),
-                               "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}, \
-            {"request-id": self._next_id("req_")}
+        stop = "end_turn"
+        used = tokens(thought) if thought else 0
+        if fault == "refusal_next":
+            text, stop = "", "refusal"
+        elif fault == "truncate_next" or used + tokens(text) > int(body["max_tokens"]):
+            text, stop = text[:max(0, (int(body["max_tokens"]) - used) * 4) // 2], "max_tokens"
+        content: list[dict[str, Any]] = []
+        if thought:
+            content.append({"type": "thinking", "thinking": thought, "signature": "c2ln"})
+        content.append({"type": "text", "text": text})
+        return {"id": self._next_id("msg_"), "type": "message", "role": "assistant", "model": model,
+                "content": content, "stop_reason": stop, "stop_sequence": None,
+                "usage": {"input_tokens": input_tokens_for(body), "output_tokens": used + tokens(text),
+                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+
+    def _messages(self, headers: dict[str, str], body: Any,
+                  fault: str | None) -> tuple[int, dict[str, Any], dict[str, str]]:
+        refused = self._fault_answer(fault) or self._checked(headers, body)
+        if refused:
+            return refused
+        return 200, self._message(body, fault), {"request-id": self._next_id("req_")}
+
+    def _count_tokens(self, headers: dict[str, str], body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """POST /v1/messages/count_tokens: the same checks as a message, no max_tokens."""
+        if isinstance(body, dict):
+            body = {**body, "max_tokens": 1}
+        refused = self._checked(headers, body)
+        if refused:
+            return refused
+        return 200, {"input_tokens": input_tokens_for(body)}, {}
+
+    # Message Batches -------------------------------------------------------------------------------
+
+    def _batch_view(self, batch: dict[str, Any]) -> dict[str, Any]:
+        counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        for r in batch["results"].values():
+            counts[r["result"]["type"]] += 1
+        counts["processing"] = len(batch["requests"]) - len(batch["results"])
+        ended = batch["status"] == "ended"
+        return {"id": batch["id"], "type": "message_batch", "processing_status": batch["status"],
+                "request_counts": counts, "created_at": CREATED, "expires_at": "2026-12-02T10:00:00Z",
+                "ended_at": CREATED if ended else None, "archived_at": None, "cancel_initiated_at": None,
+                "results_url": f"{self.base_url}/v1/messages/batches/{batch['id']}/results" if ended else None}
+
+    def _create_batch(self, headers: dict[str, str], body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
+        if not headers.get("x-api-key") and not headers.get("authorization"):
+            return self._anthropic_error(401, "authentication_error", "x-api-key header is required")
+        requests = body.get("requests") if isinstance(body, dict) else None
+        if not isinstance(requests, list) or not requests:
+            return self._anthropic_error(400, "invalid_request_error", "requests: must be a non-empty list")
+        ids = [r.get("custom_id") for r in requests]
+        bad = next((i for i in ids if not isinstance(i, str) or not CUSTOM_ID.match(i)), None)
+        if bad is not None or len(set(ids)) != len(ids):
+            return self._anthropic_error(400, "invalid_request_error", f"requests: custom_id {bad!r} must match "
+                                         "^[a-zA-Z0-9_-]{1,64}$ and be unique within the batch")
+        batch = {"id": self._next_id("msgbatch_"), "requests": requests, "results": {}, "status": "in_progress"}
+        with self._lock:
+            self.batches[batch["id"]] = batch
+        return 200, self._batch_view(batch), {}
+
+    def _process(self, batch: dict[str, Any]) -> None:
+        """End a batch: each request answered as the Messages API would, expired, or errored on demand."""
+        for req in batch["requests"]:
+            cid, params = req["custom_id"], req.get("params") or {}
+            if self.expire_batches:
+                result: dict[str, Any] = {"type": "expired"}
+            elif cid in self.errored_ids:
+                result = {"type": "errored", "error": {"type": "error", "error": {
+                    "type": "api_error", "message": "Internal server error"}}}
+            else:
+                refused = self._body_problem(params) if isinstance(params, dict) else None
+                if refused:
+                    result = {"type": "errored", "error": refused[1]}
+                else:
+                    result = {"type": "succeeded", "message": self._message(params, None)}
+            batch["results"][cid] = {"custom_id": cid, "result": result}
+        batch["status"] = "ended"
+
+    def _retrieve_batch(self, batch_id: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+        batch = self.batches.get(batch_id)
+        if batch is None:
+            return self._anthropic_error(404, "not_found_error", f"message_batch: {batch_id}")
+        if batch["status"] == "in_progress" and self.end_batches:
+            self._process(batch)
+        return 200, self._batch_view(batch), {}
+
+    def _batch_results(self, batch_id: str) -> tuple[int, str]:
+        batch = self.batches.get(batch_id)
+        if batch is None or batch["status"] != "ended":
+            return 404, json.dumps({"type": "error", "error": {"type": "not_found_error",
+                                                               "message": f"results of {batch_id}"}})
+        return 200, "".join(json.dumps(r) + "\n" for r in batch["results"].values())
+
+    def _list_batches(self) -> tuple[int, dict[str, Any], dict[str, str]]:
+        data = [self._batch_view(b) for b in reversed(list(self.batches.values()))]
+        return 200, {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
+                     "last_id": data[-1]["id"] if data else None}, {}
 
     # Ollama ----------------------------------------------------------------------------------------
 
@@ -191,11 +313,18 @@ class ChatStandIn(StandInServer):
         if body.get("stream", True):
             return 400, {"error": "the stand-in only speaks stream: false"}, {}
         text = self._answer(body, fault)
+        # https://github.com/ollama/ollama/blob/main/docs/faq.md ("How can I specify the context window size?"):
+        # a prompt longer than num_ctx (default 4096) is cut from the start; the stand-in answers from what is left
+        num_ctx = int((body.get("options") or {}).get("num_ctx", 4096))
+        prompt = input_tokens_for(body)
+        done = "stop"
+        if prompt + tokens(text) > num_ctx:
+            text, done = "", "length"
         return 200, {"model": model, "created_at": "2026-11-29T12:00:00.000000000Z",
-                     "message": {"role": "assistant", "content": text}, "done": True, "done_reason": "stop",
+                     "message": {"role": "assistant", "content": text}, "done": True, "done_reason": done,
                      "total_duration": 1_500_000_000, "load_duration": 20_000_000,
-                     "prompt_eval_count": input_tokens_for(body), "prompt_eval_duration": 300_000_000,
-                     "eval_count": tokens(text), "eval_duration": 1_100_000_000}, {}
+                     "prompt_eval_count": min(prompt, num_ctx), "prompt_eval_duration": 300_000_000,
+                     "eval_count": tokens(text) if text else 0, "eval_duration": 1_100_000_000}, {}
 
 
 def _make_handler(standin: ChatStandIn) -> type[BaseHTTPRequestHandler]:
@@ -205,15 +334,31 @@ def _make_handler(standin: ChatStandIn) -> type[BaseHTTPRequestHandler]:
             headers = {k.lower(): v for k, v in self.headers.items()}
             path = self.path.split("?", 1)[0]
             standin._record(Recorded(method, path, body, headers, raw.decode("utf-8", "replace")))
-            fault = standin._take_fault()
+            # token counting is free and separate: faults are kept for the calls a test is about
+            fault = None if path == "/v1/messages/count_tokens" else standin._take_fault()
             if fault == "drop_next":
                 self.drop()
                 return
             if fault == "hang_next":
                 standin._hang()
                 fault = None
+            self.route(method, path, headers, body, fault)
+
+        def route(self, method: str, path: str, headers: dict[str, str], body: Any, fault: str | None) -> None:
+            parts = path.strip("/").split("/")
             if (method, path) == ("POST", "/v1/messages"):
                 self.send_json(*standin._messages(headers, body, fault))
+            elif (method, path) == ("POST", "/v1/messages/count_tokens"):
+                self.send_json(*standin._count_tokens(headers, body))
+            elif (method, path) == ("POST", "/v1/messages/batches"):
+                self.send_json(*(standin._fault_answer(fault) or standin._create_batch(headers, body)))
+            elif (method, path) == ("GET", "/v1/messages/batches"):
+                self.send_json(*standin._list_batches())
+            elif method == "GET" and parts[:3] == ["v1", "messages", "batches"] and len(parts) == 4:
+                self.send_json(*(standin._fault_answer(fault) or standin._retrieve_batch(parts[3])))
+            elif method == "GET" and parts[:3] == ["v1", "messages", "batches"] and parts[4:] == ["results"]:
+                status, text = standin._batch_results(parts[3])
+                self.send_text(status, text, "application/x-jsonl" if status == 200 else "application/json")
             elif (method, path) == ("POST", "/api/chat"):
                 self.send_json(*standin._chat(body, fault))
             else:

@@ -12,7 +12,8 @@ from kb.chunker import chunk_note
 from kb.vault import parse_note, scan_vault
 
 RECORDED = Path(__file__).resolve().parents[1] / "examples" / "vault" / ".kb" / "extract-cache"
-MODEL = "claude-haiku-4-5"
+MODEL = "claude-haiku-5-5"  # kb's default extractor model
+RECORDED_MODEL = "claude-haiku-4-5"  # the model the example vault's shipped extraction was recorded with
 PASSAGE = re.compile(r"Section: (?P<crumb>.*?)\n<passage>\n(?P<text>.*)\n</passage>\Z", re.S)
 
 
@@ -45,10 +46,10 @@ def replay(cache_dir: Path = RECORDED) -> Callable[[dict[str, Any]], dict[str, A
     def respond(body: dict[str, Any]) -> dict[str, Any]:
         message = user_text(body)
         if system_text(body) == TRIAGE_SYSTEM:
-            entry = recorded.get(cache_key(MODEL, TRIAGE_VERSION, message))
+            entry = recorded.get(cache_key(RECORDED_MODEL, TRIAGE_VERSION, message))
             return entry["result"] if entry else {"keep": True, "reason": "no recorded decision"}
         m = PASSAGE.search(message)
         assert m, message[:200]
-        entry = recorded.get(cache_key(MODEL, PROMPT_VERSION, f"{m['crumb']}\n{m['text']}"))
+        entry = recorded.get(cache_key(RECORDED_MODEL, PROMPT_VERSION, f"{m['crumb']}\n{m['text']}"))
         return entry["result"] if entry else {"entities": [], "relationships": [], "claims": []}
     return respond

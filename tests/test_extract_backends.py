@@ -12,11 +12,15 @@ from typing import Any, Iterator
 
 import pytest
 
-from anthropic_standin import INVALID_JSON, ChatStandIn, Recorded, input_tokens_for, running, tokens
-from extract.backends import RETRIES, AnthropicExtractor, OllamaExtractor, Usage
-from extract.errors import ExtractError, FatalExtractError, InvalidOutput
+import anthropic
+
+from anthropic_standin import INVALID_JSON, THINKING, ChatStandIn, Recorded, input_tokens_for, running, tokens
+from extract.backends import (ANSWER_TOKENS, RETRIES, THINKING_TOKENS, AnthropicExtractor, OllamaExtractor, Usage,
+                              context_for)
+from extract.errors import ExtractError, FatalExtractError, InvalidOutput, Refused, Truncated
 from extract.models import Extraction, json_schema
 from extract.prompt import SYSTEM, user_message
+from kb.errors import ConfigError
 
 SCHEMA = json_schema(Extraction)
 PASSAGE = "Acme Corp had 120 customers in March 2026. Tobias Reinholt leads Acme Corp."
@@ -49,9 +53,9 @@ def standin() -> Iterator[ChatStandIn]:
     yield from running()
 
 
-def claude(standin: ChatStandIn, **kwargs: Any) -> AnthropicExtractor:
+def claude(standin: ChatStandIn, model: str = "claude-haiku-4-5", **kwargs: Any) -> AnthropicExtractor:
     options: dict[str, Any] = {"timeout": 0.5, "backoff": 0.01, **kwargs}
-    return AnthropicExtractor(model="claude-haiku-4-5", api_key="test-key",
+    return AnthropicExtractor(model=model, api_key="test-key",
                               base_url=f"http://127.0.0.1:{standin.port}", **options)
 
 
@@ -87,30 +91,41 @@ def test_anthropic_returns_the_answer_and_usage(standin: ChatStandIn) -> None:
     assert usage.input_tokens > 100 and usage.output_tokens > 50
 
 
-def test_anthropic_request_is_exactly_prompt_message_schema_and_effort(standin: ChatStandIn) -> None:
+def test_haiku_4_5_request_has_no_effort_and_a_transformed_schema(standin: ChatStandIn) -> None:
     claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
     [call] = standin.calls()
     assert (call.method, call.path) == ("POST", MESSAGES)
     body = call.body
     assert set(body) == {"model", "max_tokens", "system", "messages", "output_config"}  # nothing else leaves
-    assert body["model"] == "claude-haiku-4-5" and body["max_tokens"] == 4096
+    assert body["model"] == "claude-haiku-4-5" and body["max_tokens"] == ANSWER_TOKENS
     assert body["system"] == SYSTEM
     assert body["messages"] == [{"role": "user", "content": MESSAGE}]
-    assert body["output_config"]["format"]["type"] == "json_schema"
-    assert body["output_config"]["format"]["schema"] == SCHEMA
-    assert body["output_config"]["effort"] == "low"
-    assert set(body["output_config"]) == {"format", "effort"}
+    assert body["output_config"] == {"format": {"type": "json_schema", "schema": anthropic.transform_schema(SCHEMA)}}
+    sent = json.dumps(body["output_config"])
+    assert '"maxLength"' not in sent and "{maxLength: 120, minLength: 1}" in sent  # a description, not a keyword
     assert not body.get("stream")
     assert api_key_sent(call) == "test-key"
     assert call.headers.get("anthropic-version")
     assert "test-key" not in call.raw  # the key is a header, never part of the body
 
 
-def test_anthropic_sends_no_effort_when_disabled(standin: ChatStandIn) -> None:
-    claude(standin, effort=None, max_tokens=1000).complete(SYSTEM, MESSAGE, SCHEMA)
+def test_haiku_5_5_request_has_low_effort_room_for_thinking_and_no_sampling(standin: ChatStandIn) -> None:
+    standin.responder = lambda body: ANSWER
+    result, usage = claude(standin, "claude-haiku-5-5").complete(SYSTEM, MESSAGE, SCHEMA)
     [call] = standin.calls(MESSAGES)
-    assert call.body["output_config"] == {"format": {"type": "json_schema", "schema": SCHEMA}}
-    assert call.body["max_tokens"] == 1000
+    body = call.body
+    assert body["output_config"]["effort"] == "low"
+    assert body["max_tokens"] == ANSWER_TOKENS + THINKING_TOKENS
+    assert not {"temperature", "top_p", "top_k", "thinking"} & set(body)
+    assert result == ANSWER  # the thinking block that comes first is not the answer
+    assert usage.output_tokens == tokens(THINKING) + tokens(json.dumps(ANSWER))  # thinking is billed as output
+
+
+def test_effort_is_sent_only_where_the_model_takes_that_level(standin: ChatStandIn) -> None:
+    claude(standin, "claude-haiku-5-5", effort="xhigh").complete(SYSTEM, MESSAGE, SCHEMA)
+    claude(standin, "claude-haiku-4-5", effort="low").complete(SYSTEM, MESSAGE, SCHEMA)
+    first, second = standin.calls(MESSAGES)
+    assert "effort" not in first.body["output_config"] and "effort" not in second.body["output_config"]
 
 
 def test_only_the_given_text_leaves_the_machine(standin: ChatStandIn) -> None:
@@ -211,21 +226,28 @@ def test_anthropic_credit_balance_is_fatal_and_not_retried(standin: ChatStandIn)
     assert standin.calls(MESSAGES)[0].body["messages"][0]["content"] == MESSAGE
 
 
-def test_anthropic_unknown_model_is_fatal(standin: ChatStandIn) -> None:
-    ext = AnthropicExtractor(model="gpt-4o", api_key="test-key", base_url=standin.base_url, timeout=0.5,
-                             backoff=0.01)
+def test_a_model_kb_does_not_know_or_a_retired_one_is_refused_before_any_call() -> None:
+    with pytest.raises(ConfigError, match="not in kb's capability table"):
+        AnthropicExtractor(model="gpt-4o", api_key="test-key")
+    with pytest.raises(ConfigError, match="retired: set extractor = \"anthropic:claude-haiku-5-5\""):
+        AnthropicExtractor(model="claude-3-5-haiku-latest", api_key="test-key")
+
+
+def test_anthropic_404_model_is_fatal_and_names_the_fix() -> None:
+    with ChatStandIn(anthropic_models=lambda m: False) as standin:
+        with pytest.raises(FatalExtractError) as info:
+            claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+        assert len(standin.calls(MESSAGES)) == 1
+    assert "404" in str(info.value) and "model: claude-haiku-4-5" in str(info.value)
+    assert 'extractor = "anthropic:claude-haiku-5-5"' in str(info.value)
+
+
+def test_anthropic_bad_request_is_fatal_and_quotes_the_api(standin: ChatStandIn) -> None:
+    """A 400 would come back for every chunk: the run stops at once with the API's own words."""
     with pytest.raises(FatalExtractError) as info:
-        ext.complete(SYSTEM, MESSAGE, SCHEMA)
-    assert "extract_model" in str(info.value) and "gpt-4o" in str(info.value)
-    assert len(standin.calls(MESSAGES)) == 1
-
-
-def test_anthropic_other_bad_request_is_a_chunk_error(standin: ChatStandIn) -> None:
-    """A 400 that is not about credit (here: an empty message) skips the chunk; the run goes on."""
-    with pytest.raises(ExtractError) as info:
         claude(standin).complete(SYSTEM, "", SCHEMA)
-    assert not isinstance(info.value, FatalExtractError)
-    assert "rejected the request" in str(info.value) and "non-empty" in str(info.value)
+    assert "400: messages: text content blocks must be non-empty" in str(info.value)
+    assert "extract/capabilities.py" in str(info.value)
     assert len(standin.calls(MESSAGES)) == 1
 
 
@@ -262,6 +284,40 @@ def test_anthropic_non_object_answer_is_invalid_output(standin: ChatStandIn, raw
         claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
 
 
+def test_a_truncated_answer_is_recorded_and_not_retried(standin: ChatStandIn) -> None:
+    standin.truncate_next = 1
+    with pytest.raises(Truncated, match=f"stopped at max_tokens \\({ANSWER_TOKENS}\\)"):
+        claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert len(standin.calls(MESSAGES)) == 1
+
+
+def test_an_answer_longer_than_max_tokens_stops_there(standin: ChatStandIn) -> None:
+    standin.responder = lambda body: {"entities": [{"name": "x" * 40_000, "type": "Concept", "aliases": []}],
+                                      "relationships": [], "claims": []}
+    with pytest.raises(Truncated):
+        claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
+
+
+def test_a_refusal_is_recorded_and_not_retried(standin: ChatStandIn) -> None:
+    standin.refusal_next = 1
+    with pytest.raises(Refused, match="declined"):
+        claude(standin, "claude-haiku-5-5").complete(SYSTEM, MESSAGE, SCHEMA)
+    assert len(standin.calls(MESSAGES)) == 1
+
+
+def test_retry_after_is_honoured(standin: ChatStandIn) -> None:
+    standin.rate_limit_next, standin.retry_after = 1, "0.3"
+    started = time.monotonic()
+    claude(standin, backoff=0.001).complete(SYSTEM, MESSAGE, SCHEMA)
+    assert time.monotonic() - started >= 0.3 and len(standin.calls(MESSAGES)) == 2
+
+
+def test_token_counting_endpoint(standin: ChatStandIn) -> None:
+    n = claude(standin, "claude-haiku-5-5").count(SYSTEM, MESSAGE, SCHEMA)
+    [call] = standin.calls("/v1/messages/count_tokens")
+    assert n == input_tokens_for(call.body) and "max_tokens" not in call.body
+
+
 def test_invalid_json_fault_counts_down(standin: ChatStandIn) -> None:
     standin.invalid_json_next = 1
     standin.responder = lambda body: "{}"
@@ -283,7 +339,7 @@ def test_ollama_sends_schema_format_and_temperature_zero(standin: ChatStandIn) -
     body = call.body
     assert body["model"] == "qwen2.5:7b"
     assert body["format"] == SCHEMA
-    assert body["options"]["temperature"] == 0
+    assert body["options"] == {"temperature": 0, "num_ctx": context_for(SYSTEM, MESSAGE, SCHEMA)}
     assert body["stream"] is False
     assert body["messages"] == [{"role": "system", "content": SYSTEM}, {"role": "user", "content": MESSAGE}]
     assert usage == Usage(input_tokens_for(body), tokens(json.dumps(ANSWER)))
@@ -304,6 +360,22 @@ def test_ollama_missing_model_is_fatal_with_pull_hint(standin: ChatStandIn) -> N
         local(standin, model="llama3.1:8b").complete(SYSTEM, MESSAGE, SCHEMA)
     assert "ollama pull llama3.1:8b" in str(info.value)
     assert len(standin.calls(CHAT)) == 1
+
+
+def test_ollama_context_fits_prompt_and_answer(standin: ChatStandIn) -> None:
+    """Ollama's default window would cut a long chunk's start; num_ctx makes room for prompt and answer."""
+    long_message = user_message("work/long.md", None, "Long", "Acme Corp had 120 customers. " * 900)
+    standin.responder = lambda body: ANSWER
+    result, _ = local(standin).complete(SYSTEM, long_message, SCHEMA)
+    [call] = standin.calls(CHAT)
+    assert result == ANSWER and call.body["options"]["num_ctx"] > input_tokens_for(call.body) + ANSWER_TOKENS // 2
+    assert context_for(SYSTEM, long_message, SCHEMA) % 1024 == 0
+
+
+def test_ollama_cut_answer_is_truncated(standin: ChatStandIn) -> None:
+    standin.responder = lambda body: "x" * 100_000
+    with pytest.raises(Truncated):
+        local(standin).complete(SYSTEM, MESSAGE, SCHEMA)
 
 
 def test_ollama_invalid_json_is_invalid_output(standin: ChatStandIn) -> None:

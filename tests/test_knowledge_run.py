@@ -76,7 +76,8 @@ def test_cost_check_before_any_paid_call(standin: ChatStandIn, tmp_path: Path) -
     assert "ChatGPT" in dry.estimate.per_folder and dry.estimate.calls == len(chunks) + 2
     with pytest.raises(ConfigError, match=r"over the \$0\.01 threshold: rerun with --yes"):
         run(standin, tmp_path / "c", chunks, threshold_usd=0.01)
-    assert standin.requests == []
+    assert standin.calls("/v1/messages") == []  # only the free token count was asked
+    assert len(standin.calls("/v1/messages/count_tokens")) == 1
     asked: list[str] = []
     run(standin, tmp_path / "c", chunks[:3], threshold_usd=0.0, confirm=lambda q: asked.append(q) or True)
     assert asked and asked[0].startswith("Extraction will cost about $")
@@ -87,7 +88,7 @@ def test_an_invalid_answer_is_retried_once_then_recorded(standin: ChatStandIn, t
     chunks = [c for c in vault_chunks(EXAMPLE_VAULT) if not c["path"].startswith("ChatGPT/")][:4]
     standin.invalid_json_next = 1
     out = run(standin, tmp_path / "c", chunks, workers=1)
-    assert out.failed == [] and out.extracted == 4 and len(standin.requests) == 5
+    assert out.failed == [] and out.extracted == 4 and len(standin.calls("/v1/messages")) == 5
     standin.invalid_json_next = 2
     out = run(standin, tmp_path / "d", chunks, workers=1)
     assert len(out.failed) == 1 and out.extracted == 3 and "invalid answer twice" in out.failed[0]["error"]
@@ -105,7 +106,7 @@ def test_a_fatal_error_stops_cleanly_and_the_next_run_resumes(standin: ChatStand
         return answer(body)
     standin.responder = flaky
     out = run(standin, tmp_path / "c", chunks, workers=1)
-    assert out.status == "stopped" and "spend limit" in out.message and out.extracted == 4
+    assert out.status == "failed" and "spend limit" in out.message and out.extracted == 4
     standin.no_credit_next = 0
     again = run(standin, tmp_path / "c", chunks, workers=1)
     assert again.status == "built" and again.cached == 4 and again.extracted == 6

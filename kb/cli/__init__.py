@@ -29,9 +29,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from kb.cli import browse, db, entities, eval, mcp, refresh, search, skills
+    from kb.cli import browse, db, entities, eval, extract, mcp, refresh, search, skills
 
-    for module in (browse, db, entities, eval, mcp, refresh, search, skills):
+    for module in (browse, db, entities, eval, extract, mcp, refresh, search, skills):
         module.register(cli)
 
 

@@ -12,8 +12,8 @@ from extract.backends import make_extractor
 from extract.lookup import pick
 from extract.timeline import timelines, written
 from search.hybrid import iso_date
-from extract.step import rebuild
-from kb.cli.common import config, emit_json, json_option, store
+from extract.step import policy_for, rebuild
+from kb.cli.common import config, emit_json, json_option, stdin_is_tty, store
 from kb.embed import make_embedder
 from kb.embeddings import built_by
 from kb.errors import ConfigError
@@ -37,17 +37,20 @@ def rebuild_entities(as_json: bool) -> None:
 
 
 @click.command("retype")
+@click.option("--yes", is_flag=True, help="Accept an estimate over the cost threshold.")
 @json_option
-def retype_cmd(as_json: bool) -> None:
+def retype_cmd(yes: bool, as_json: bool) -> None:
     """Re-type vague RELATED_TO links in batches of 40 from their endpoints and evidence (paid, cached)."""
     cfg = config()
+    confirm = None if as_json or not stdin_is_tty() else (lambda q: click.confirm(q, default=False))
     extractor = make_extractor(cfg, dict(os.environ))
     if extractor is None:
         raise ConfigError("kb retype needs an extractor: set ANTHROPIC_API_KEY, or extractor = \"ollama:MODEL\" "
                           "in the kb config")
     with store(cfg) as st:
         emb = make_embedder(cfg)
-        result = rebuild(st, cfg, emb if built_by(st, emb) else None, extractor, retype=True)
+        result = rebuild(st, cfg, emb if built_by(st, emb) else None, extractor, retype=True,
+                         policy=policy_for(cfg, yes, False, confirm))
     if as_json:
         emit_json(result)
         return

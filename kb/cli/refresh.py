@@ -28,9 +28,11 @@ from kb.refresh import Summary, missing_with_aliases, refresh
 @click.option("--yes", is_flag=True, help="Accept an extraction estimate over the cost threshold.")
 @click.option("--unmark-private", is_flag=True,
               help="Allow this refresh to make notes public that the graph holds as private.")
+@click.option("--batch", is_flag=True, help="Submit uncached chunks to the Message Batches API (half price) and "
+              "return; the next kb refresh collects them.")
 @json_option
 def refresh_cmd(vault: str | None, embedder: str | None, no_embed: bool, reembed: bool, no_extract: bool,
-                dry_run: bool, yes: bool, unmark_private: bool, as_json: bool) -> None:
+                dry_run: bool, yes: bool, unmark_private: bool, batch: bool, as_json: bool) -> None:
     """Bring the graph up to date with the vault: only new or edited notes are parsed again."""
     cfg = config(vault=vault, embedder=embedder)
     step = None if no_embed else EmbedStep(make_embedder(cfg), reembed=reembed)
@@ -43,7 +45,7 @@ def refresh_cmd(vault: str | None, embedder: str | None, no_embed: bool, reembed
             summary = refresh(st, cfg, Bars(quiet=True), None, unmark_private=unmark_private)
         confirm = None if as_json or not stdin_is_tty() else (lambda q: click.confirm(q, default=False))
         line_embedder = step.embedder if step is not None and embed_error is None else None
-        knowledge = None if no_extract else knowledge_step(st, cfg, policy_for(cfg, yes, dry_run, confirm),
+        knowledge = None if no_extract else knowledge_step(st, cfg, policy_for(cfg, yes, dry_run, confirm, batch),
                                                            embedder=line_embedder)
     if as_json:
         out = summary.to_json()
@@ -55,18 +57,20 @@ def refresh_cmd(vault: str | None, embedder: str | None, no_embed: bool, reembed
         print_knowledge(knowledge)
     if embed_error:
         raise EmbedderError(f"structure and chunks are up to date, but embedding failed: {embed_error}")
-    if knowledge and knowledge["status"] == "stopped":
-        raise ExtractError(f"extraction stopped: {knowledge['message']}")
+    if knowledge and knowledge["status"] == "failed":
+        raise ExtractError(f"the knowledge layer failed: {knowledge['message']}")
 
 
 def print_knowledge(k: dict[str, Any] | None) -> None:
     if k is None:
         click.echo("Knowledge layer: skipped (--no-extract).")
         return
-    if k["estimate"]:
-        click.echo("Extraction estimate (per folder):")
-        for line in k["estimate"]["lines"]:
-            click.echo(line)
+    for name, title in (("estimate", "Extraction estimate (per folder)"),
+                        ("checks_estimate", "Estimate for checking entities and links")):
+        if k.get(name):
+            click.echo(f"{title}:")
+            for line in k[name]["lines"]:
+                click.echo(line)
     c = k["counts"]
     click.echo(f"Knowledge layer ({k['model']}): {k['status']}; {k['cached']} chunks from the cache, "
                f"{k['extracted']} extracted now, {len(k['failed'])} failed, {k['skipped_private']} private chunks "
