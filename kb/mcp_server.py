@@ -1,18 +1,22 @@
 """kb's read-only MCP server (stdio): `search`, `cypher`, `get_note` and `schema` over the vault's graph.
 
-Read-only is enforced here, not by the tool descriptions:
-- every query runs in a READ_ACCESS session through `execute_read`, with a transaction timeout;
-- ad-hoc Cypher first passes the text checks in kb.readonly, then EXPLAIN: only query type "r" runs;
-- responses are capped at 8,000 tokens (whole rows dropped, with a notice) and long numeric lists
-  (embeddings) are left out; queries time out after 30 s. Both limits can be lowered in the kb config
-  (`mcp_max_tokens`, `mcp_timeout_s`), never raised past those maxima, and never from a tool call;
-- `get_note` reads only notes that are in the graph, by a vault-relative path that stays in the vault.
+Privacy and read-only are enforced here and in kb.sandbox, not by the tool descriptions:
+- every tool reads through kb.sandbox.PublicStore: one transaction per call that first removes private
+  notes, chunks, claims, private-only entities and private evidence from its own view, then runs the
+  tool's reads, then is rolled back, never committed: a query cannot see private text, whatever it is;
+- ad-hoc Cypher first passes the text checks in kb.readonly (size and nesting caps included), then
+  EXPLAIN in a read transaction: only query type "r" runs;
+- every call has a wall-time deadline (`mcp_timeout_s`, at most 30 s): the server-side transaction
+  timeout, and a client-side deadline that answers with a one-line error and terminates the call's
+  transactions on the server;
+- responses are capped at 8,000 tokens (whole rows dropped, with a notice; `mcp_max_tokens` lowers it)
+  and long numeric lists (embeddings) are left out; the question `search` echoes and the text
+  `get_note` returns are bounded too;
+- `get_note` reads only public notes that are in the graph, by a vault-relative path that stays in the
+  vault and does not resolve into a private folder.
 
-A second wall on Neo4j Enterprise or Desktop: connect as a read-only user.
-    CREATE USER kb_reader SET PASSWORD 'choose-a-password' CHANGE NOT REQUIRED;
-    GRANT ROLE reader TO kb_reader;
-and run `NEO4J_USER=kb_reader NEO4J_PASSWORD=... kb mcp`. kb's managed server is Community Edition,
-which has a single admin user and no roles, so there the checks in this module hold on their own.
+On Neo4j Enterprise or Desktop the public view needs a user that may write (its writes are always rolled
+back); kb's managed server is Community Edition, with a single admin user.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from pathlib import Path
 from typing import Annotated, Any, Callable, Literal, Mapping, TypeVar
 
 import neo4j
@@ -32,9 +37,11 @@ from kb import __version__
 from kb.config import Config
 from kb.embed import Embedder, make_embedder
 from kb.embeddings import require_built_by
-from kb.errors import ConfigError, KbError, StoreError
-from kb.readonly import Refused, check_query_type, check_text, clean, collect_rows, dumps, limits_for, vault_file
-from kb.store import Connection, Store, connection_for
+from kb.errors import ConfigError, KbError
+from kb.readonly import (Refused, check_params, check_query_type, check_text, clean, collect_rows, dumps,
+                         in_folders, limits_for, vault_file)
+from kb.sandbox import PublicStore, new_call_tag, set_call_tag
+from kb.store import connection_for
 from kb.tokens import count_tokens, truncate_tokens
 from search.hybrid import Filters, iso_date
 from search.modes import run_search
@@ -45,38 +52,20 @@ SAMPLE = 200  # nodes or relationships sampled per label for the schema's proper
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
 DATE = r"^\d{4}-\d{2}-\d{2}$"
+GRACE_S = 1.0  # the client-side deadline: the server's transaction timeout plus this
+MAX_QUESTION_CHARS = 2000  # a longer question is searched by its first 2,000 characters
+ECHO_CHARS = 200  # the question `search` echoes back
+MAX_ERROR_CHARS = 300
+READ_BYTES_PER_TOKEN = 16  # get_note reads at most this many bytes per token of its budget
 
 
 class ToolFailure(Exception):
     """An expected failure whose message goes back to the agent as a tool error."""
 
 
-class ReadOnlyStore(Store):
-    """A Store whose reads are timed read transactions and whose write methods refuse."""
-
-    def __init__(self, conn: Connection, timeout_s: float) -> None:
-        self.timeout_s = timeout_s
-        super().__init__(conn)
-
-    def read_tx(self, work: Callable[[neo4j.ManagedTransaction], T]) -> T:
-        """Run `work` in a read transaction on a READ_ACCESS session, bounded by the timeout."""
-        def unit(tx: neo4j.ManagedTransaction) -> T:
-            return work(tx)
-        timed = neo4j.unit_of_work(timeout=self.timeout_s)(unit)
-        with self.driver.session(database=self.conn.database, default_access_mode=neo4j.READ_ACCESS) as session:
-            return session.execute_read(timed)
-
-    def read(self, statement: str, **params: Any) -> list[dict[str, Any]]:
-        return self.read_tx(lambda tx: [r.data() for r in tx.run(statement, params)])
-
-    def run(self, statement: str, **params: Any) -> list[dict[str, Any]]:
-        raise StoreError("the MCP server is read-only")
-
-    def run_batch(self, statements: Any) -> None:
-        raise StoreError("the MCP server is read-only")
-
-    def run_autocommit(self, statement: str, **params: Any) -> None:
-        raise StoreError("the MCP server is read-only")
+ReadOnlyStore = PublicStore  # the name earlier releases used
+NOTE_QUERY = ("OPTIONAL MATCH (m:KbMeta {key: 'privacy'}) WITH coalesce(m.folders, []) AS folders "
+              "UNWIND $paths AS path MATCH (n:Note {path: path}) RETURN path, properties(n) AS props, folders")
 
 
 def _date(value: str | None, name: str) -> str | None:
@@ -86,45 +75,82 @@ def _date(value: str | None, name: str) -> str | None:
         raise ToolFailure(str(exc)) from exc
 
 
+def _timeout_text(timeout_s: float) -> str:
+    return (f"timeout: the query did not finish within {timeout_s:g} s and was stopped: "
+            "add LIMIT, narrow the MATCH, or aggregate")
+
+
+def _one_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS] + "…"
+
+
 def error_text(exc: Exception, timeout_s: float) -> str:
-    """What the agent reads for a failed call."""
+    """What the agent reads for a failed call: one line, the server's message cut short."""
     if isinstance(exc, (Refused, ToolFailure, KbError)):
-        return str(exc)
+        return _one_line(str(exc))
     if isinstance(exc, nx.Neo4jError):
         code = exc.code or ""
         if "TimedOut" in code or code.endswith(".Terminated"):
-            return (f"timeout: the query did not finish within {timeout_s:g} s and was stopped: "
-                    "add LIMIT, narrow the MATCH, or aggregate")
+            return _timeout_text(timeout_s)
         if code.endswith("Statement.AccessMode"):
             return "refused: writes are not allowed (the server rejected a write in a read transaction)"
+        if "OutOfMemory" in code:
+            return ("out of memory: the query needed more memory than the server allows and was stopped: "
+                    "build smaller values, add LIMIT, or aggregate")
         if isinstance(exc, nx.CypherSyntaxError):
-            return f"Cypher syntax error: {exc.message}"
-        return f"Neo4j error {code}: {exc.message}"
+            return _one_line(f"Cypher syntax error: {exc.message}")
+        return _one_line(f"Neo4j error {code}: {exc.message or ''}")
     if isinstance(exc, nx.DriverError):
-        return f"Neo4j is unreachable ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+        return _one_line(f"Neo4j is unreachable ({type(exc).__name__}: {exc}): check it with `kb db status`")
     log.exception("unexpected error in a kb tool")
-    return f"error: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return _one_line(f"error: {type(exc).__name__}: {exc}")
 
 
-def _call(work: Callable[[], Any], timeout_s: float) -> CallToolResult:
-    """Run one tool body: its JSON as text, or a tool error with a useful message."""
-    try:
-        payload = work()
-    except Exception as exc:  # every failure becomes a tool error, never a crashed server
-        return CallToolResult(content=[TextContent(type="text", text=error_text(exc, timeout_s))], is_error=True)
+def _result(payload: Any = None, error: str | None = None) -> CallToolResult:
+    if error is not None:
+        return CallToolResult(content=[TextContent(type="text", text=error)], is_error=True)
     return CallToolResult(content=[TextContent(type="text", text=dumps(payload))])
 
 
+def run_with_deadline(work: Callable[[], Any], timeout_s: float,
+                      on_timeout: Callable[[str], object] = lambda tag: None) -> CallToolResult:
+    """Run one tool body in a thread tagged for termination; past the deadline the call is abandoned, its
+    server transactions are terminated, and the agent gets a one-line timeout error."""
+    tag = new_call_tag()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        set_call_tag(tag)
+        try:
+            box["payload"] = work()
+        except Exception as exc:  # every failure becomes a tool error, never a crashed server
+            box["error"] = exc
+    thread = threading.Thread(target=target, name=f"kb-call-{tag}", daemon=True)
+    thread.start()
+    thread.join(timeout_s + GRACE_S)
+    if thread.is_alive():
+        on_timeout(tag)
+        return _result(error=_timeout_text(timeout_s))
+    if "error" in box:
+        return _result(error=error_text(box["error"], timeout_s))
+    return _result(box["payload"])
+
+
 def _trim_search(payload: dict[str, Any], max_tokens: int) -> None:
-    """Drop whole chunks (then emptied notes) from the end until the response fits."""
-    dropped = 0
+    """Drop whole chunks (then emptied notes), then graph lines, from the end until the response fits."""
+    dropped, lines = 0, payload.get("graph_lines", [])
     notes = payload["results"]
-    while notes and count_tokens(dumps(payload)) > max_tokens:
-        notes[-1]["chunks"].pop()
-        dropped += 1
-        if not notes[-1]["chunks"]:
-            notes.pop()
-        payload["notice"] = f"{dropped} lower-ranked chunks were cut to stay within {max_tokens} tokens"
+    while (notes or lines) and count_tokens(dumps(payload)) > max_tokens:
+        if notes:
+            notes[-1]["chunks"].pop()
+            dropped += 1
+            if not notes[-1]["chunks"]:
+                notes.pop()
+            payload["notice"] = f"{dropped} lower-ranked chunks were cut to stay within {max_tokens} tokens"
+        else:
+            lines.pop()
+            payload["notice"] = f"every chunk and some graph lines were cut to stay within {max_tokens} tokens"
 
 
 def _search_note(note: Mapping[str, Any]) -> dict[str, Any]:
@@ -172,19 +198,19 @@ def read_schema(tx: neo4j.ManagedTransaction) -> dict[str, Any]:
 
 
 class KbTools:
-    """The four tools over one lazily opened read-only store and embedder."""
+    """The four tools over one lazily opened public-view store and embedder."""
 
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
         self.limits = limits_for(cfg.extra)
         self._lock = threading.Lock()
-        self._store: ReadOnlyStore | None = None
+        self._store: PublicStore | None = None
         self._embedder: Embedder | None = None
 
-    def store(self) -> ReadOnlyStore:
+    def store(self) -> PublicStore:
         with self._lock:
             if self._store is None:
-                self._store = ReadOnlyStore(connection_for(self.cfg), self.limits.timeout_s)
+                self._store = PublicStore(connection_for(self.cfg), self.limits.timeout_s, self.cfg.private_folders)
             return self._store
 
     def embedder(self) -> Embedder:
@@ -197,8 +223,15 @@ class KbTools:
         if self._store is not None:
             self._store.close()
 
-    def _call(self, work: Callable[[], Any]) -> CallToolResult:
-        return _call(work, self.limits.timeout_s)
+    def _call(self, work: Callable[[], Any], embedder: bool = False) -> CallToolResult:
+        """Connect (and load the embedder) first, then run `work` within the wall-time deadline."""
+        try:
+            store = self.store()
+            if embedder:
+                self.embedder()
+        except Exception as exc:
+            return _result(error=error_text(exc, self.limits.timeout_s))
+        return run_with_deadline(work, self.limits.timeout_s, store.terminate)
 
     def search(self, question: Annotated[str, Field(min_length=1, description="What to look for, in plain words.")],
                k: Annotated[int, Field(ge=1, le=50, description="How many notes to return.")] = 10,
@@ -215,14 +248,19 @@ class KbTools:
         """Search the vault: ranked notes with dated citations and chunk text; in graph mode also claim
         timelines (current value first, superseded values and plans marked) and relationships with evidence."""
         return self._call(lambda: self._search(question, k, Filters(folder, tag, _date(since, "since"),
-                                                                     _date(until, "until")), mode))
+                                                                     _date(until, "until")), mode), embedder=True)
 
     def _search(self, question: str, k: int, filters: Filters, mode: str = "hybrid") -> dict[str, Any]:
-        store = self.store()
-        emb = self.embedder()
-        require_built_by(store, emb, "set KB_EMBEDDER or run `kb refresh --reembed`")
-        result = run_search(store, emb, question, mode, k, filters)
-        payload: dict[str, Any] = {"query": question, "mode": result["mode"], "filters": result["filters"]}
+        store, emb = self.store(), self.embedder()
+        asked = question[:MAX_QUESTION_CHARS]
+        with store.view():
+            require_built_by(store, emb, "set KB_EMBEDDER or run `kb refresh --reembed`")
+            result = run_search(store, emb, asked, mode, k, filters)
+        echo = question if len(question) <= ECHO_CHARS else question[:ECHO_CHARS] + "…"
+        payload: dict[str, Any] = {"query": echo, "mode": result["mode"], "filters": result["filters"]}
+        if len(question) > MAX_QUESTION_CHARS:
+            payload["question_notice"] = (f"the question has {len(question)} characters: its first "
+                                          f"{MAX_QUESTION_CHARS} were searched")
         if "router" in result:
             payload["router"] = result["router"]
         if "graph" in result:
@@ -234,16 +272,16 @@ class KbTools:
     def cypher(self, query: Annotated[str, Field(min_length=1, description="One read-only Cypher statement.")],
                params: Annotated[dict[str, Any] | None, Field(description="Query parameters ($name).")] = None,
                ) -> CallToolResult:
-        """Run one read-only Cypher query (counts, filters, traversals); writes and admin commands are refused."""
+        """Run one read-only Cypher query (counts, filters, traversals) over the vault's public part; writes
+        and admin commands are refused."""
         return self._call(lambda: self._cypher(query, params or {}))
 
     def _cypher(self, query: str, params: dict[str, Any]) -> dict[str, Any]:
         check_text(query)
-
-        def work(tx: neo4j.ManagedTransaction) -> dict[str, Any]:
-            check_query_type(tx.run("EXPLAIN " + query, params).consume().query_type)
-            return collect_rows(tx.run(query, params), self.limits.max_tokens)
-        return self.store().read_tx(work)
+        check_params(params)
+        store = self.store()
+        check_query_type(store.query_type(query, params))
+        return store.read_tx(lambda tx: collect_rows(tx.run(query, params), self.limits.max_tokens))
 
     def get_note(self, path: Annotated[str, Field(min_length=1, description="Vault-relative path of the note, "
                                                   "e.g. 'People/Ann Lee.md' (as search results give it).")],
@@ -252,24 +290,36 @@ class KbTools:
         return self._call(lambda: self._get_note(path))
 
     def _get_note(self, path: str) -> dict[str, Any]:
-        rel, file = vault_file(self.cfg.require_vault(), path)
-        rows = self.store().read("MATCH (n:Note {path: $path}) RETURN properties(n) AS props", path=rel)
-        if not rows:
-            raise ToolFailure(f"no note {rel!r} in the graph: check the path (search results give it) "
-                              "or run `kb refresh`")
-        if rows[0]["props"].get("private"):
-            raise ToolFailure(f"refused: {rel} is in a private folder; kb does not hand private notes to agents")
-        meta = {k: v for k, v in clean(rows[0]["props"]).items() if k not in ("links_raw", "link_sig", "hash")}
+        vault = self.cfg.require_vault()
+        rel, file = vault_file(vault, path)
+        target = file.relative_to(vault.resolve()).as_posix()
+        with self.store().view() as tx:
+            rows = tx.run(NOTE_QUERY, paths=sorted({rel, target})).data()
+        found = {r["path"]: r for r in rows}
+        folders = [*self.cfg.private_folders, *(rows[0]["folders"] if rows else [])]
+        if rel not in found or target not in found or in_folders(rel, folders) or in_folders(target, folders):
+            raise ToolFailure(f"no note {path[:200]!r} among the notes agents may read (private notes are never "
+                              "given out): check the path (search results give it) or run `kb refresh`")
+        meta = {k: v for k, v in clean(found[rel]["props"]).items() if k not in ("links_raw", "link_sig", "hash")}
         if isinstance(meta.get("frontmatter"), str):
             meta["frontmatter"] = json.loads(meta["frontmatter"])
         if not file.is_file():
-            raise ToolFailure(f"{rel} is in the graph but not on disk: run `kb refresh`")
-        text = file.read_text(encoding="utf-8", errors="replace")
+            raise ToolFailure(f"{rel} is in the graph but not on disk (or not a regular file): run `kb refresh`")
+        return self._note_payload(rel, meta, file)
+
+    def _note_payload(self, rel: str, meta: dict[str, Any], file: Path) -> dict[str, Any]:
+        """The note's text within the token budget; the answer says when it was cut."""
+        limit = self.limits.max_tokens * READ_BYTES_PER_TOKEN
+        with open(file, "rb") as fh:
+            raw = fh.read(limit + 1)
+        text = raw[:limit].decode("utf-8", errors="replace")
         payload: dict[str, Any] = {"path": rel, "metadata": meta, "text": text}
-        room = self.limits.max_tokens - count_tokens(dumps({**payload, "text": ""})) - 60
-        if count_tokens(text) > room:
-            payload["text"] = truncate_tokens(text, max(room, 0))
-            payload["notice"] = f"the text was cut to {max(room, 0)} of {count_tokens(text)} tokens"
+        room = max(self.limits.max_tokens - count_tokens(dumps({**payload, "text": ""})) - 60, 0)
+        tokens = count_tokens(text)
+        if tokens > room or len(raw) > limit:
+            payload["text"] = truncate_tokens(text, room)
+            more = "more than " if len(raw) > limit else ""
+            payload["notice"] = f"the text was cut to {room} of {more}{tokens} tokens (use search for the rest)"
         return payload
 
     def schema(self) -> CallToolResult:

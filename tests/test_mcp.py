@@ -114,7 +114,7 @@ HOSTILE: list[Case] = [
     Case("cartesian product", "MATCH (a), (b), (c), (d), (e), (f), (g) WHERE a <> b AND b <> c AND c <> d "
          "AND d <> e AND e <> f AND f <> g RETURN count(*)", "bounded"),
     Case("huge result", "UNWIND range(1, 1000000) AS x RETURN x, 'some padding text' AS pad", "bounded"),
-    Case("embedding dump", "MATCH (c:Chunk) RETURN c.embedding AS e, c", "bounded"),
+    Case("embedding dump", "MATCH (c:Passage) RETURN c.embedding AS e, c", "bounded"),
 ]
 
 
@@ -180,7 +180,8 @@ def graph_state(store: Store) -> dict[str, Any]:
 
 
 def before_notes(store: Store) -> int:
-    return int(store.read("MATCH (n:Note) RETURN count(n) AS n")[0]["n"])
+    """Public notes: what the MCP tools can count."""
+    return int(store.read("MATCH (n:Note) WHERE NOT n.private RETURN count(n) AS n")[0]["n"])
 
 
 def test_tools_are_listed_read_only_with_schemas(kb_env: Path, vault: Path) -> None:
@@ -211,7 +212,7 @@ def test_each_tool_answers(kb_env: Path, vault: Path, store: Store) -> None:
             "cypher": await call(session, "cypher", query="MATCH (n:Note) WHERE n.date >= $d RETURN count(n) AS n",
                                  params={"d": "2024-01-01"}),
             "syntax": await call(session, "cypher", query="MATCH (n:Note RETURN n"),
-            "graph": await call(session, "cypher", query="MATCH p = (c:Chunk)-[r:IN_NOTE]->(n:Note {path: $p}) "
+            "graph": await call(session, "cypher", query="MATCH p = (:Passage)-[:IN_CHUNK]->(c:Chunk)-[r:IN_NOTE]->(n:Note {path: $p}) "
                                 "RETURN p, r, n, date(n.date) AS d", params={"p": "People/Ann Lee.md"}),
             "get_note": await call(session, "get_note", path="Projects/Fuel cards.md"),
             "private_note": await call(session, "get_note", path="Journal/2025-01-15.md"),
@@ -226,14 +227,14 @@ def test_each_tool_answers(kb_env: Path, vault: Path, store: Store) -> None:
     assert "licence plate" in top["chunks"][0]["text"]
     # the only 2025 note is in the private Journal folder: agents do not get it, by search or by path
     assert json.loads(out["filtered"][1])["results"] == []
-    assert out["private_note"][0] and out["private_note"][1].startswith("refused: Journal/2025-01-15.md is in a private")
+    assert out["private_note"][0] and out["private_note"][1].startswith("no note 'Journal/2025-01-15.md' among the")
     assert out["bad_date"][0] and "not a date" in out["bad_date"][1]
-    expected = store.read("MATCH (n:Note) WHERE n.date >= '2024-01-01' RETURN count(n) AS n")[0]["n"]
-    assert json.loads(out["cypher"][1])["rows"] == [{"n": expected}] and expected >= 3
+    # the cypher tool counts public notes only: the 2025 journal note is not in its view
+    expected = store.read("MATCH (n:Note) WHERE n.date >= '2024-01-01' AND NOT n.private RETURN count(n) AS n")[0]["n"]
+    assert json.loads(out["cypher"][1])["rows"] == [{"n": expected}] and expected == 2
     assert out["syntax"][0] and out["syntax"][1].startswith("Cypher syntax error: ") and "line 1" in out["syntax"][1]
     graph = json.loads(out["graph"][1])["rows"][0]
     assert graph["n"]["_labels"] == ["Note"] and graph["r"]["_type"] == "IN_NOTE" and graph["d"] == "2024-03-05"
-    assert graph["p"]["_nodes"][0]["embedding"] == "<list of 384 numbers left out>"
     note = json.loads(out["get_note"][1])
     assert note["text"] == (vault / "Projects" / "Fuel cards.md").read_text(encoding="utf-8")
     assert note["metadata"]["date"] == "2024-05-10" and note["metadata"]["tags"] == ["project"]
@@ -275,12 +276,10 @@ def test_hostile_queries_are_refused_or_bounded(kb_env: Path, vault: Path, store
     assert not alive[0] and json.loads(alive[1])["rows"] == [{"n": before_notes(store)}]
 
 
-def test_read_transactions_refuse_writes_on_their_own(connection: Connection, store: Store) -> None:
-    """The session wall without the text and EXPLAIN checks: the server itself rejects the write."""
+def test_the_public_view_never_commits(connection: Connection, store: Store) -> None:
+    """Without the text and EXPLAIN checks a write runs in the view's transaction, and is rolled back."""
     with ReadOnlyStore(connection, 5) as ro:
-        with pytest.raises(nx.Neo4jError) as info:
-            ro.read("CREATE (n:Evil) RETURN n")
-        assert error_text(info.value, 5).startswith("refused: writes are not allowed")
+        assert ro.read("CREATE (n:Evil {x: 1}) RETURN n.x AS x") == [{"x": 1}]
         with pytest.raises(StoreError):
             ro.run("CREATE (n:Evil)")
     assert store.read("MATCH (n) RETURN count(n) AS n") == [{"n": 0}]
