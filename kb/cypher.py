@@ -156,7 +156,14 @@ def clear_links() -> str:
 
 
 def set_link_sig() -> str:
-    return "UNWIND $rows AS row MATCH (n:Note {path: row.path}) SET n.link_sig = row.sig"
+    return "UNWIND $rows AS row MATCH (n:Note {path: row.path}) SET n.link_sig = row.sig, n.link_n = row.n"
+
+
+def suspect_raw_links() -> str:
+    """Notes whose links are pending, or whose LINKS_TO/ATTACHES count is not what was written."""
+    return ("MATCH (n:Note) WITH n, COUNT { (n)-[:LINKS_TO|ATTACHES]->() } AS edges "
+            "WHERE n.link_sig = '' OR n.link_n IS NULL OR n.link_n <> edges "
+            "RETURN n.path AS path, n.links_raw AS links, n.link_sig AS sig, edges ORDER BY path")
 
 
 def all_raw_links() -> str:

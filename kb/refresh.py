@@ -260,10 +260,12 @@ def _folder_name(folder: str) -> str:
     return posixpath.basename(folder) if folder else "/"
 
 
-def relink(store: Store, index: LinkIndex, bars: Bars) -> int:
-    """Re-resolve every note's links against the vault as it is now; rewrite only those that moved."""
+def relink(store: Store, index: LinkIndex, bars: Bars, everything: bool = True) -> int:
+    """Re-resolve note links against the vault as it is now; rewrite only those that moved or are not all
+    in the graph. With `everything` False (no path in the vault changed) only the notes whose links are
+    pending or whose relationship count differs from what was written are looked at."""
     todo = []
-    for row in store.raw_links():
+    for row in (store.raw_links() if everything else store.raw_links_suspect()):
         rows = link_rows(row["path"], _links_from_json(row["links"]), index)
         sig = link_sig(rows)
         if sig != row["sig"] or link_count(rows) != row["edges"]:
@@ -278,7 +280,8 @@ def relink(store: Store, index: LinkIndex, bars: Bars) -> int:
                 (cypher.link_notes(), {"rows": flat["note"]}),
                 (cypher.link_missing(), {"rows": flat["missing"]}),
                 (cypher.link_attachments(), {"rows": flat["attachment"]}),
-                (cypher.set_link_sig(), {"rows": [{"path": p, "sig": s} for p, _, s in batch]}),
+                (cypher.set_link_sig(), {"rows": [{"path": p, "sig": s, "n": link_count(rows)}
+                                                  for p, rows, s in batch]}),
             ])
             advance(len(batch))
     return len(todo)
@@ -345,7 +348,11 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None, unmar
     summary.removed = removed
     # Every run checks every note's links against what the graph holds (signature and edge count), so links
     # a killed or concurrent run left half-written are repaired, and notes written above get their links now.
-    summary.relinked = relink(store, index, bars)
+    paths_key = _h(json.dumps([sorted(on_disk), scan.attachments]))
+    moved = bool(todo or removed) or store.get_meta("links").get("paths") != paths_key
+    summary.relinked = relink(store, index, bars, everything=moved)
+    if moved:
+        store.set_meta("links", {"paths": paths_key})
     if todo or removed or summary.relinked:
         store.run_autocommit(cypher.prune_orphans())
     _apply_private(store, cfg)

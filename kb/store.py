@@ -151,6 +151,9 @@ class Store:
     def raw_links(self) -> Iterator[dict[str, Any]]:
         yield from self.read(cypher.all_raw_links())
 
+    def raw_links_suspect(self) -> Iterator[dict[str, Any]]:
+        yield from self.read(cypher.suspect_raw_links())
+
     def clear(self) -> None:
         """Delete every node (tests and `kb db reset`)."""
         self.run_autocommit(cypher.delete_everything())
