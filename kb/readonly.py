@@ -21,6 +21,10 @@ normalised and lower-cased. Refused on that copy:
 - calls into any other namespace except Cypher's own (vector., point., date., datetime., localdatetime.,
   localtime., time., duration.).
 
+Before any of that, a query longer than 8,000 characters or with brackets nested more than 64 deep is
+refused (Neo4j's parser takes minutes on a few hundred nested brackets, before any timeout applies), and
+parameters are held to 200,000 characters of JSON.
+
 Then the server plans the query with EXPLAIN: only query type exactly "r" runs. Responses are held to
 a token budget by dropping whole rows, numeric lists longer than 64 are left out, and note paths must
 stay inside the vault.
