@@ -71,3 +71,17 @@ def example_vault(tmp_path: Path) -> Path:
     dest = tmp_path / "vault"
     shutil.copytree(EXAMPLE_VAULT, dest, symlinks=True)
     return dest
+
+
+NEO4J_FIXTURES = {"neo4j_server", "connection", "store", "kb_env"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "neo4j: the test needs the session's real Neo4j server (applied by fixture)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that reaches Neo4j through a fixture, so `pytest -m "not neo4j"` is the fast loop."""
+    for item in items:
+        if NEO4J_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.neo4j)
