@@ -130,11 +130,7 @@ class KnowledgeRun:
         extract_jobs = self._extract_jobs(chunks, rejected, out)
         jobs = [j for j in triage_jobs + extract_jobs if j.key not in waiting]
         if not jobs:
-            if waiting:
-                out.status = "waiting"
-                out.message = (f"{len(waiting)} requests are still in batches {', '.join(out.batches['waiting'])}: "
-                               "run kb refresh (or kb extract status) again later to collect them")
-            return self._settle(out)
+            return self._waiting(out, waiting) if waiting else self._settle(out)
         if self.extractor is None:
             out.not_extracted = sum(1 for j in extract_jobs if j.source["chunk_id"] not in undecided)
             out.status = "partial" if out.results else "skipped"
@@ -148,7 +144,7 @@ class KnowledgeRun:
         check(out.estimate, self.policy.threshold_usd, self.policy.yes, self.policy.confirm)
         if self.policy.batch and queue is not None:
             ready = [j for j in jobs if j.kind == "triage" or j.source["chunk_id"] not in undecided]
-            return self._submit(queue, ready, out)
+            return self._submit(queue, ready, out) if ready else self._waiting(out, waiting)
         self._execute([j for j in triage_jobs if j.key not in waiting], out)
         newly_rejected = {c["id"] for t in out.triage if not t["keep"]
                           for c in chunks if c["path"] == t["path"]}
@@ -179,6 +175,12 @@ class KnowledgeRun:
         out.status = "submitted"
         out.message = (f"submitted {len(jobs)} requests in batch {', '.join(ids)} (half price): run kb refresh "
                        "(or kb extract status) later to collect the answers and build the layer")
+        return out
+
+    def _waiting(self, out: Outcome, waiting: set[str]) -> Outcome:
+        out.status = "waiting"
+        out.message = (f"{len(waiting)} requests are still in batches {', '.join(out.batches.get('waiting', []))}: "
+                       "run kb refresh (or kb extract status) again later to collect them")
         return out
 
     def _failed(self, out: Outcome, exc: Exception) -> Outcome:

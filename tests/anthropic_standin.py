@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Iterator, Union
 
@@ -32,7 +33,6 @@ SPEND_LIMIT_MESSAGE = ("You have reached your specified workspace API usage limi
                        "You will regain access on 2026-12-01 at 00:00 UTC.")
 INVALID_JSON = '{"entities": [{"name": "Acme", "type": '  # a truncated answer
 THINKING = "The passage names a company and a count; I copy what it states."
-CREATED = "2026-12-01T10:00:00Z"
 
 # Fault counters, in the order they are taken (one fault per request at most).
 FAULTS = ("drop_next", "hang_next", "unauthorized_next", "no_credit_next", "spend_limit_next",
@@ -234,9 +234,11 @@ class ChatStandIn(StandInServer):
             counts[r["result"]["type"]] += 1
         counts["processing"] = len(batch["requests"]) - len(batch["results"])
         ended = batch["status"] == "ended"
+        created = batch["created_at"]
         return {"id": batch["id"], "type": "message_batch", "processing_status": batch["status"],
-                "request_counts": counts, "created_at": CREATED, "expires_at": "2026-12-02T10:00:00Z",
-                "ended_at": CREATED if ended else None, "archived_at": None, "cancel_initiated_at": None,
+                "request_counts": counts, "created_at": created.isoformat(),
+                "expires_at": (created + timedelta(hours=24)).isoformat(),  # 24 hours after creation
+                "ended_at": created.isoformat() if ended else None, "archived_at": None, "cancel_initiated_at": None,
                 "results_url": f"{self.base_url}/v1/messages/batches/{batch['id']}/results" if ended else None}
 
     def _create_batch(self, headers: dict[str, str], body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
@@ -250,7 +252,8 @@ class ChatStandIn(StandInServer):
         if bad is not None or len(set(ids)) != len(ids):
             return self._anthropic_error(400, "invalid_request_error", f"requests: custom_id {bad!r} must match "
                                          "^[a-zA-Z0-9_-]{1,64}$ and be unique within the batch")
-        batch = {"id": self._next_id("msgbatch_"), "requests": requests, "results": {}, "status": "in_progress"}
+        batch = {"id": self._next_id("msgbatch_"), "requests": requests, "results": {}, "status": "in_progress",
+                 "created_at": datetime.now(timezone.utc)}
         with self._lock:
             self.batches[batch["id"]] = batch
         return 200, self._batch_view(batch), {}

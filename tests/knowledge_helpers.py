@@ -6,7 +6,9 @@ import re
 from pathlib import Path
 from typing import Any, Callable
 
+from extract.audit import AUDIT, RETYPE
 from extract.cache import ExtractionCache, cache_key
+from extract.dedupe import ACCEPT, CONFIRM
 from extract.prompt import PROMPT_VERSION, TRIAGE_SYSTEM, TRIAGE_VERSION
 from kb.chunker import chunk_note
 from kb.vault import parse_note, scan_vault
@@ -39,12 +41,20 @@ def system_text(body: dict[str, Any]) -> str:
     return str(next((m["content"] for m in body["messages"] if m["role"] == "system"), ""))
 
 
+# What the recorded extractor "decides" in the checks nothing was recorded for: keep every link, merge nothing.
+CHECKS: dict[str, dict[str, Any]] = {
+    ACCEPT: {"same": False, "reason": "two things"}, CONFIRM: {"same": False, "reason": "two things"},
+    AUDIT: {"verdict": "keep", "reason": "the phrase states it"}, RETYPE: {"types": []}}
+
+
 def replay(cache_dir: Path = RECORDED) -> Callable[[dict[str, Any]], dict[str, Any]]:
     """A responder that answers as the recorded extractor did, found by the same cache key."""
     recorded = ExtractionCache(cache_dir)
 
     def respond(body: dict[str, Any]) -> dict[str, Any]:
         message = user_text(body)
+        if system_text(body) in CHECKS:
+            return CHECKS[system_text(body)]
         if system_text(body) == TRIAGE_SYSTEM:
             entry = recorded.get(cache_key(RECORDED_MODEL, TRIAGE_VERSION, message))
             return entry["result"] if entry else {"keep": True, "reason": "no recorded decision"}
