@@ -1,7 +1,8 @@
-"""Hybrid search latency on a ~31,000-chunk synthetic vault with the offline embedder.
+"""Hybrid search latency on a synthetic vault (~31,000 chunks at the default size) with the offline embedder.
 
-Reports offline embedding throughput (chunks/s), then p50/p95 over 50 varied questions of the question
-embedding and of the search itself (keyword + vector + fusion + chunk details), and peak RSS.
+Reports the structure build (notes, chunks and passages written per second), offline embedding throughput
+(passages/s), then p50/p95 over 50 varied questions of the question embedding and of the search itself
+(keyword + vector over passages, roll-up, fusion, chunk details), and peak RSS.
 Usage: python bench/search_latency.py [--notes 13284] [--words 14600000]
 """
 
@@ -69,13 +70,15 @@ def main() -> None:
     store = bench_store(cfg)
     if store.get_meta("vault").get("path") != str(vault.resolve()):
         store.clear()
-    refresh(store, cfg, Bars())
+    t0 = time.perf_counter()
+    built = refresh(store, cfg, Bars())
+    build_s = time.perf_counter() - t0
     emb = TimedEmbedder()
     t0 = time.perf_counter()
     step = EmbedStep(emb)
     embedded = step(store, Bars())
     embed_s = time.perf_counter() - t0
-    chunks = store.counts()["chunks"]
+    counts = store.counts()
     index = SearchIndex(store)
     qs = questions(store)
     for q, f in qs[:5]:  # warm caches, as a running server would be
@@ -88,8 +91,11 @@ def main() -> None:
         if f.active():
             filtered_ms.append(res["timing"]["search_ms"])
     result = {
-        "chunks": chunks, "embedded_now": embedded,
-        "embed_chunks_per_s": round(embedded / embed_s, 1) if embedded else None,
+        "notes": counts["notes"], "chunks": counts["chunks"], "passages": counts["passages"],
+        "build_s": round(build_s, 1), "built_notes": len(built.added) + len(built.changed),
+        "passages_written_per_s": round(counts["passages"] / build_s, 1) if built.added else None,
+        "embedded_now": embedded, "embed_s": round(embed_s, 1),
+        "embed_passages_per_s": round(embedded / embed_s, 1) if embedded else None,
         "questions": len(qs), "filtered_questions": len(filtered_ms),
         "search_ms_p50": round(percentile(search_ms, 50), 1), "search_ms_p95": round(percentile(search_ms, 95), 1),
         "filtered_search_ms_p50": round(percentile(filtered_ms, 50), 1),

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4  # 4: passages inside chunks (every note is parsed again once to derive them)
 FULLTEXT_INDEX = "chunk_text"
 VECTOR_INDEX = "chunk_embedding"  # chunks of public notes
 PRIVATE_VECTOR_INDEX = "chunk_embedding_private"  # chunks of private notes, searched only on request
+PASSAGE_TEXT_INDEX = "passage_text"  # the retrieval unit: full-text over passages
+PASSAGE_VECTOR_INDEX = "passage_embedding"  # passages of public notes
+PRIVATE_PASSAGE_VECTOR_INDEX = "passage_embedding_private"  # passages of private notes, only on request
 PRIVATE_WORD = "kbprivate"
 
 CONSTRAINTS = (
@@ -16,9 +19,12 @@ CONSTRAINTS = (
     ("missing_key", "Missing", "key"),
     ("attachment_path", "Attachment", "path"),
     ("kbmeta_key", "KbMeta", "key"),
+    ("passage_id", "Passage", "id"),
 )
 RANGE_INDEXES = (("chunk_hash", "Chunk", "hash"), ("note_date", "Note", "date"), ("chunk_note", "Chunk", "note_path"),
-                 ("chunk_folder", "Chunk", "folder_key"), ("chunk_date", "Chunk", "date"))
+                 ("chunk_folder", "Chunk", "folder_key"), ("chunk_date", "Chunk", "date"),
+                 ("passage_hash", "Passage", "hash"), ("passage_folder", "Passage", "folder_key"),
+                 ("passage_date", "Passage", "date"))
 
 
 def schema_statements() -> list[str]:
@@ -26,14 +32,36 @@ def schema_statements() -> list[str]:
     out = [f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
            for name, label, prop in CONSTRAINTS]
     out += [f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})" for name, label, prop in RANGE_INDEXES]
-    out.append(f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (c:Chunk) "
-               "ON EACH [c.text, c.breadcrumb, c.title, c.facets, c.privacy] "
-               "OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}}")
+    out += fulltext_indexes()
     return out
+
+
+def fulltext_indexes() -> list[str]:
+    """Chunks (for Cypher users and the Browser), and passages (what search ranks): one `search` field of folder,
+    breadcrumb and text, so a title word weighs as often as it occurs, not by the statistics of a title field."""
+    analyzer = "OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}}"
+    return [f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (c:Chunk) "
+            "ON EACH [c.text, c.breadcrumb, c.title, c.facets, c.privacy] " + analyzer,
+            f"CREATE FULLTEXT INDEX {PASSAGE_TEXT_INDEX} IF NOT EXISTS FOR (p:Passage) "
+            "ON EACH [p.search, p.facets, p.privacy] " + analyzer]
 
 
 def drop_fulltext_index() -> str:
     return f"DROP INDEX {FULLTEXT_INDEX} IF EXISTS"
+
+
+def drop_search_indexes() -> list[str]:
+    """Every full-text and vector index of chunks and passages (recreated empty after a clear)."""
+    return [f"DROP INDEX {n} IF EXISTS" for n in (FULLTEXT_INDEX, PASSAGE_TEXT_INDEX)] + drop_vector_indexes()
+
+
+def passage_upgrade() -> list[str]:
+    """From chunk vectors to passages: every note parsed again by the next refresh (its size no longer
+    matches the file), chunk vectors and their indexes gone."""
+    return [f"DROP INDEX {VECTOR_INDEX} IF EXISTS", f"DROP INDEX {PRIVATE_VECTOR_INDEX} IF EXISTS",
+            "MATCH (n:Note) CALL (n) { SET n.size = -1 } IN TRANSACTIONS OF 5000 ROWS",
+            "MATCH (c:Chunk) CALL (c) { REMOVE c:Pending, c.embedding, c.embedding_private, c.embedder } "
+            "IN TRANSACTIONS OF 5000 ROWS"]
 
 
 def vector_index(dims: int, name: str = VECTOR_INDEX, prop: str = "embedding", label: str = "Chunk") -> str:
@@ -42,8 +70,9 @@ def vector_index(dims: int, name: str = VECTOR_INDEX, prop: str = "embedding", l
 
 
 def vector_indexes(dims: int) -> list[str]:
-    """Public and private chunk vectors live in two properties, each with its own index."""
-    return [vector_index(dims), vector_index(dims, PRIVATE_VECTOR_INDEX, "embedding_private")]
+    """Public and private passage vectors live in two properties, each with its own index."""
+    return [vector_index(dims, PASSAGE_VECTOR_INDEX, "embedding", "Passage"),
+            vector_index(dims, PRIVATE_PASSAGE_VECTOR_INDEX, "embedding_private", "Passage")]
 
 
 CLAIM_LINE_INDEX = "claim_lines"
@@ -56,7 +85,9 @@ def claim_line_index(dims: int) -> str:
 
 
 def drop_vector_indexes() -> list[str]:
-    return [f"DROP INDEX {VECTOR_INDEX} IF EXISTS", f"DROP INDEX {PRIVATE_VECTOR_INDEX} IF EXISTS"]
+    """The passage vector indexes, and the chunk ones of graphs built before passages."""
+    return [f"DROP INDEX {n} IF EXISTS"
+            for n in (VECTOR_INDEX, PRIVATE_VECTOR_INDEX, PASSAGE_VECTOR_INDEX, PRIVATE_PASSAGE_VECTOR_INDEX)]
 
 
 def set_meta() -> str:
@@ -79,14 +110,16 @@ def touch_notes() -> str:
 def delete_notes() -> str:
     """Remove notes with their chunks; links into them are re-pointed by the link pass."""
     return ("UNWIND $paths AS path MATCH (n:Note {path: path}) "
-            "OPTIONAL MATCH (c:Chunk)-[:IN_NOTE]->(n) DETACH DELETE c, n")
+            "OPTIONAL MATCH (c:Chunk)-[:IN_NOTE]->(n) OPTIONAL MATCH (x:Passage)-[:IN_CHUNK]->(c) "
+            "DETACH DELETE x, c, n")
 
 
 def clear_note_edges() -> str:
     """Drop a note's outgoing structure edges, and the chunks it no longer has, before it is rewritten."""
     return ("UNWIND $rows AS row MATCH (n:Note {path: row.path}) "
             "CALL (n) { MATCH (n)-[r:LINKS_TO|TAGGED|IN_FOLDER|ATTACHES]->() DELETE r } "
-            "CALL (n, row) { MATCH (c:Chunk)-[:IN_NOTE]->(n) WHERE NOT c.id IN row.keep DETACH DELETE c } "
+            "CALL (n, row) { MATCH (c:Chunk)-[:IN_NOTE]->(n) WHERE NOT c.id IN row.keep "
+            "OPTIONAL MATCH (x:Passage)-[:IN_CHUNK]->(c) DETACH DELETE x, c } "
             "CALL (n) { MATCH (c:Chunk)-[r:NEXT_CHUNK]->(:Chunk)-[:IN_NOTE]->(n) DELETE r }")
 
 
@@ -110,20 +143,37 @@ def link_tags() -> str:
 
 
 def upsert_chunks() -> str:
-    """Write chunks; an unchanged hash keeps its embedding, a known hash elsewhere lends its embedding."""
+    """Write chunks; their passages carry the vectors (upsert_passages)."""
     return ("UNWIND $rows AS row MATCH (n:Note {path: row.note_path}) "
             "MERGE (c:Chunk {id: row.id}) "
-            "WITH c, n, row, c.hash = row.hash AS same "
             "SET c += row.props, c.hash = row.hash "
-            "MERGE (c)-[:IN_NOTE]->(n) "
-            "WITH c, row, same WHERE NOT same OR coalesce(c.embedding, c.embedding_private) IS NULL "
-            "OPTIONAL MATCH (o:Chunk {hash: row.hash}) WHERE o <> c AND o.embedder = $embedder "
+            "MERGE (c)-[:IN_NOTE]->(n)")
+
+
+_PASSAGE_COPY = ", ".join(f"p.{k} = c.{k}" for k in ("note_path", "breadcrumb", "title", "date", "folder_key",
+                                                      "tags", "private", "facets", "privacy"))
+
+
+def upsert_passages() -> str:
+    """A chunk's passages, after the chunk (same transaction): passages it no longer has go; an unchanged hash
+    keeps its vector, a known hash elsewhere lends its vector, any other passage is :Pending."""
+    return ("UNWIND $rows AS row MATCH (c:Chunk {id: row.id}) "
+            "CALL (c, row) { MATCH (x:Passage)-[:IN_CHUNK]->(c) "
+            "WHERE NOT x.id IN [q IN row.passages | q.id] DETACH DELETE x } "
+            "WITH c, row UNWIND row.passages AS q "
+            "MERGE (p:Passage {id: q.id}) "
+            "WITH c, p, q, p.hash = q.hash AS same "
+            "SET p.text = q.text, p.ord = q.ord, p.hash = q.hash, p.chunk_id = c.id, " + _PASSAGE_COPY + ", "
+            "p.search = c.folder_key + ' ' + c.breadcrumb + '\n' + q.text "
+            "MERGE (p)-[:IN_CHUNK]->(c) "
+            "WITH p, q, same WHERE NOT same OR coalesce(p.embedding, p.embedding_private) IS NULL "
+            "OPTIONAL MATCH (o:Passage {hash: q.hash}) WHERE o <> p AND o.embedder = $embedder "
             "AND coalesce(o.embedding, o.embedding_private) IS NOT NULL "
-            "WITH c, head(collect(coalesce(o.embedding, o.embedding_private))) AS vec "
-            "SET c.embedding = CASE WHEN c.private THEN null ELSE vec END, "
-            "c.embedding_private = CASE WHEN c.private THEN vec ELSE null END, "
-            "c.embedder = CASE WHEN vec IS NULL THEN null ELSE $embedder END "
-            "WITH c, vec WHERE vec IS NULL SET c:Pending")
+            "WITH p, head(collect(coalesce(o.embedding, o.embedding_private))) AS vec "
+            "SET p.embedding = CASE WHEN p.private THEN null ELSE vec END, "
+            "p.embedding_private = CASE WHEN p.private THEN vec ELSE null END, "
+            "p.embedder = CASE WHEN vec IS NULL THEN null ELSE $embedder END "
+            "WITH p, vec WHERE vec IS NULL SET p:Pending")
 
 
 def link_next_chunks() -> str:
@@ -196,47 +246,55 @@ def aliases() -> str:
 def counts() -> str:
     return ("CALL () { MATCH (n:Note) RETURN count(n) AS notes } "
             "CALL () { MATCH (c:Chunk) RETURN count(c) AS chunks } "
-            "CALL () { MATCH (c:Chunk:Pending) RETURN count(c) AS pending } "
+            "CALL () { MATCH (p:Passage) RETURN count(p) AS passages } "
+            "CALL () { MATCH (p:Passage:Pending) RETURN count(p) AS pending } "
             "CALL () { MATCH (:Note)-[r:LINKS_TO]->(:Note) RETURN count(r) AS links } "
             "CALL () { MATCH (:Note)-[r:LINKS_TO]->(:Missing) RETURN count(r) AS missing_links } "
             "CALL () { MATCH (t:Tag) RETURN count(t) AS tags } "
             "CALL () { MATCH (f:Folder) RETURN count(f) AS folders } "
-            "RETURN notes, chunks, pending, links, missing_links, tags, folders")
+            "RETURN notes, chunks, passages, pending, links, missing_links, tags, folders")
 
 
-def pending_chunks() -> str:
-    return ("MATCH (c:Chunk:Pending) RETURN c.id AS id, c.breadcrumb AS breadcrumb, c.text AS text "
-            "ORDER BY c.id LIMIT $limit")
+def pending_passages() -> str:
+    return ("MATCH (p:Passage:Pending) RETURN p.id AS id, p.note_path AS path, p.breadcrumb AS breadcrumb, "
+            "p.text AS text "
+            "ORDER BY p.id LIMIT $limit")
 
 
 def set_embeddings() -> str:
-    return ("UNWIND $rows AS row MATCH (c:Chunk {id: row.id}) "
-            "SET c.embedding = CASE WHEN c.private THEN null ELSE row.vec END, "
-            "c.embedding_private = CASE WHEN c.private THEN row.vec ELSE null END, "
-            "c.embedder = $embedder REMOVE c:Pending")
+    return ("UNWIND $rows AS row MATCH (p:Passage {id: row.id}) "
+            "SET p.embedding = CASE WHEN p.private THEN null ELSE row.vec END, "
+            "p.embedding_private = CASE WHEN p.private THEN row.vec ELSE null END, "
+            "p.embedder = $embedder REMOVE p:Pending")
 
 
 def mark_all_pending() -> str:
-    return ("MATCH (c:Chunk) CALL (c) { SET c:Pending REMOVE c.embedding, c.embedding_private, c.embedder } "
+    return ("MATCH (p:Passage) CALL (p) { SET p:Pending REMOVE p.embedding, p.embedding_private, p.embedder } "
             "IN TRANSACTIONS OF 5000 ROWS")
+
+
+def embedded_passages() -> str:
+    """Whether any passage holds a vector (an index made before the first vector binds no embedder)."""
+    return "MATCH (p:Passage) WHERE p.embedder IS NOT NULL RETURN count(p) > 0 AS any LIMIT 1"
 
 
 def server_version() -> str:
     return "CALL dbms.components() YIELD name, versions, edition RETURN name, versions[0] AS version, edition"
 
 
-def fulltext_chunks() -> str:
-    return (f"CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $query, {{limit: $limit}}) "
-            "YIELD node, score RETURN node.id AS id, node.note_path AS path, score "
-            "ORDER BY score DESC, id LIMIT $limit")
+def fulltext_passages() -> str:
+    """Passages ranked by the full-text index, each naming its chunk."""
+    return (f"CALL db.index.fulltext.queryNodes('{PASSAGE_TEXT_INDEX}', $query, {{limit: $limit}}) "
+            "YIELD node, score RETURN node.chunk_id AS id, node.note_path AS path, node.id AS passage, score "
+            "ORDER BY score DESC, passage LIMIT $limit")
 
 
-def vector_chunks(private: bool = False) -> str:
-    """Nearest chunks from the public index, or from the private one."""
-    name = PRIVATE_VECTOR_INDEX if private else VECTOR_INDEX
+def vector_passages(private: bool = False) -> str:
+    """Nearest passages from the public index, or from the private one."""
+    name = PRIVATE_PASSAGE_VECTOR_INDEX if private else PASSAGE_VECTOR_INDEX
     return (f"CALL db.index.vector.queryNodes('{name}', $limit, $vec) "
-            "YIELD node, score RETURN node.id AS id, node.note_path AS path, score "
-            "ORDER BY score DESC, id LIMIT $limit")
+            "YIELD node, score RETURN node.chunk_id AS id, node.note_path AS path, node.id AS passage, score "
+            "ORDER BY score DESC, passage LIMIT $limit")
 
 
 def chunk_filter(folder: bool, tag: bool, since: bool, until: bool) -> str:
@@ -254,11 +312,12 @@ def chunk_filter(folder: bool, tag: bool, since: bool, until: bool) -> str:
 
 
 def vector_chunks_filtered(folder: bool = True, tag: bool = True, since: bool = True, until: bool = True) -> str:
-    """Exact cosine over only the chunks that pass the filters (no over-fetch, no post-filter)."""
-    return ("MATCH (c:Chunk) WHERE " + chunk_filter(folder, tag, since, until) + " "
+    """Exact cosine over only the passages that pass the filters (no over-fetch, no post-filter)."""
+    return ("MATCH (c:Passage) WHERE " + chunk_filter(folder, tag, since, until) + " "
             "AND coalesce(c.embedding, c.embedding_private) IS NOT NULL "
             "WITH c, vector.similarity.cosine(coalesce(c.embedding, c.embedding_private), $vec) AS score "
-            "RETURN c.id AS id, c.note_path AS path, score ORDER BY score DESC, id LIMIT $limit")
+            "RETURN c.chunk_id AS id, c.note_path AS path, c.id AS passage, score "
+            "ORDER BY score DESC, id, passage LIMIT $limit")
 
 
 def backfill_folder_keys() -> str:
@@ -280,7 +339,10 @@ def mark_private() -> str:
             "WITH c, p, coalesce(c.embedding, c.embedding_private) AS vec "
             f"SET c.private = p, c.privacy = CASE WHEN p THEN '{PRIVATE_WORD}' ELSE '' END, "
             "c.embedding = CASE WHEN p THEN null ELSE vec END, "
-            "c.embedding_private = CASE WHEN p THEN vec ELSE null END")
+            "c.embedding_private = CASE WHEN p THEN vec ELSE null END "
+            "WITH c, p MATCH (x:Passage)-[:IN_CHUNK]->(c) WITH x, p, coalesce(x.embedding, x.embedding_private) AS v "
+            f"SET x.private = p, x.privacy = CASE WHEN p THEN '{PRIVATE_WORD}' ELSE '' END, "
+            "x.embedding = CASE WHEN p THEN null ELSE v END, x.embedding_private = CASE WHEN p THEN v ELSE null END")
 
 
 def private_note_count() -> str:

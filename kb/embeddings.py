@@ -1,9 +1,10 @@
-"""The embedding step of a refresh: pending chunks in batches, each batch stored before the next."""
+"""The embedding step of a refresh: pending passages in batches, each batch stored before the next."""
 
 from __future__ import annotations
 
 from kb.embed import Embedder
 from kb.errors import EmbedderError
+from kb.passages import embed_text
 from kb.progress import Bars
 from kb.store import Store
 
@@ -25,12 +26,10 @@ def require_built_by(store: Store, embedder: Embedder, fix: str) -> None:
                             f"{embedder.identity}: {fix}")
 
 
-def embed_text(breadcrumb: str, text: str) -> str:
-    return f"{breadcrumb}\n{text}"
 
 
 class EmbedStep:
-    """Embeds every :Pending chunk; an interrupted run resumes at the first unstored batch."""
+    """Embeds every :Pending passage; an interrupted run resumes at the first unstored batch."""
 
     def __init__(self, embedder: Embedder, reembed: bool = False) -> None:
         self.embedder = embedder
@@ -40,6 +39,9 @@ class EmbedStep:
     def check_index(self, store: Store) -> None:
         """The index was built by this embedder, or a clear error naming both and the fix."""
         meta = store.get_meta("embedder")
+        if meta and meta.get("identity") != self.identity and not store.has_vectors():
+            store.drop_vector_index()  # made before any vector was written: it binds no embedder yet
+            meta = {}
         if self.reembed and meta.get("identity") != self.identity:
             store.drop_vector_index()
             store.mark_all_pending()
@@ -54,12 +56,12 @@ class EmbedStep:
         self.check_index(store)
         total = store.counts()["pending"]
         done = 0
-        with bars.step("embedding chunks", total) as advance:
+        with bars.step("embedding passages", total) as advance:
             while True:
-                rows = store.pending_chunks(BATCH)
+                rows = store.pending_passages(BATCH)
                 if not rows:
                     break
-                vecs = self.embedder.embed_documents([embed_text(r["breadcrumb"], r["text"]) for r in rows])
+                vecs = self.embedder.embed_documents([embed_text(r["path"], r["breadcrumb"], r["text"]) for r in rows])
                 store.set_embeddings([{"id": r["id"], "vec": v} for r, v in zip(rows, vecs)], self.identity)
                 done += len(rows)
                 advance(len(rows))

@@ -18,6 +18,7 @@ from typing import Any, Iterator
 
 from kb import cypher
 from kb.chunker import Chunk, chunk_note
+from kb.passages import passages
 from kb.config import Config, overrides_path
 from kb.errors import ConfigError
 from kb.links import LinkIndex, Resolved, alias_table
@@ -137,7 +138,9 @@ def _chunk_row(chunk: Chunk, note: Note) -> dict[str, Any]:
         "tokens": chunk.tokens, "note_path": chunk.note_path, "title": note.title, "folder": note.folder,
         "folder_key": note.folder + "/",
         "tags": list(note.tags), "private": note.private, "facets": _facets(note.folder, note.tags, chunk.date),
-        "privacy": cypher.PRIVATE_WORD if note.private else ""}}
+        "privacy": cypher.PRIVATE_WORD if note.private else ""},
+        "passages": [{"id": p.id, "ord": p.ord, "text": p.text, "hash": p.hash}
+                     for p in passages(chunk.id, chunk.note_path, chunk.breadcrumb, chunk.text)]}
 
 
 PARSE_SECONDS = 30  # one note taking longer than this is skipped, never a hung run
@@ -250,6 +253,7 @@ def write_batch(store: Store, parsed: list[tuple[Note, list[Chunk]]], embedder_i
         (cypher.upsert_notes(), {"rows": note_rows}),
         (cypher.link_tags(), {"rows": tag_rows}),
         (cypher.upsert_chunks(), {"rows": chunk_rows, "embedder": embedder_id}),
+        (cypher.upsert_passages(), {"rows": chunk_rows, "embedder": embedder_id}),
         (cypher.link_next_chunks(), {"pairs": pairs}),
     ]
     store.run_batch(statements)

@@ -103,6 +103,9 @@ class Store:
             self.run_autocommit(cypher.drop_fulltext_index())  # its definition changed in version 2
         if recorded is not None and recorded < 3:
             self.run_autocommit(cypher.backfill_folder_keys())
+        if recorded is not None and recorded < 4:
+            for stmt in cypher.passage_upgrade():
+                self.run_autocommit(stmt)
         for stmt in cypher.schema_statements():
             self.run_autocommit(stmt)
         self.set_meta("schema", {"version": cypher.SCHEMA_VERSION})
@@ -155,12 +158,27 @@ class Store:
         yield from self.read(cypher.suspect_raw_links())
 
     def clear(self) -> None:
-        """Delete every node (tests and `kb db reset`)."""
+        """Delete every node, then recreate the search indexes empty: deleted entries would otherwise keep
+        weighing in Lucene's term statistics and the vector graph, so rankings would depend on history."""
         self.run_autocommit(cypher.delete_everything())
+        self.rebuild_search_indexes(vectors=False)
+
+    def rebuild_search_indexes(self, vectors: bool = True) -> None:
+        """Drop and recreate the full-text indexes (and, with `vectors`, the passage vector indexes at the
+        recorded dimensions); Neo4j repopulates them from the nodes."""
+        dims = self.get_meta("embedder").get("dimensions") if vectors else None
+        for stmt in cypher.drop_search_indexes():
+            self.run_autocommit(stmt)
+        for stmt in cypher.fulltext_indexes() + (cypher.vector_indexes(int(dims)) if dims else []):
+            self.run_autocommit(stmt)
+        self.await_indexes()
 
     # -- embeddings -----------------------------------------------------
-    def pending_chunks(self, limit: int) -> list[dict[str, Any]]:
-        return self.read(cypher.pending_chunks(), limit=limit)
+    def pending_passages(self, limit: int) -> list[dict[str, Any]]:
+        return self.read(cypher.pending_passages(), limit=limit)
+
+    def has_vectors(self) -> bool:
+        return bool(self.read(cypher.embedded_passages())[0]["any"])
 
     def set_embeddings(self, rows: list[dict[str, Any]], embedder: str) -> None:
         self.run(cypher.set_embeddings(), rows=rows, embedder=embedder)
@@ -210,11 +228,12 @@ class SearchIndex:
         self.store = store
 
     def keyword(self, lucene: str, limit: int) -> list[dict[str, Any]]:
-        return _rows(self.store, cypher.fulltext_chunks(), query=lucene, limit=limit)
+        """Passages by the full-text index, best first; each row names its chunk (`id`) and `passage`."""
+        return _rows(self.store, cypher.fulltext_passages(), query=lucene, limit=limit)
 
     def vector(self, vec: list[float], limit: int, filters: Mapping[str, Any] | None = None,
                private: bool = False) -> list[dict[str, Any]]:
-        """Nearest chunks; with filters an exact scan of only the chunks that pass them."""
+        """Nearest passages (rows as `keyword`); with filters an exact scan of only the passages that pass them."""
         active = {k: v for k, v in (filters or {}).items() if v not in (None, "")}
         if active:
             folder = active.get("folder")
@@ -222,10 +241,10 @@ class SearchIndex:
                                                   "until" in active)
             return _rows(self.store, query, vec=vec, limit=limit, private=private,
                          folder_key=f"{folder.strip('/')}/" if folder else None, **{**dict(filters or {})})
-        rows = _rows(self.store, cypher.vector_chunks(), vec=vec, limit=limit)
+        rows = _rows(self.store, cypher.vector_passages(), vec=vec, limit=limit)
         if private:  # the top `limit` of the union is within the two top-`limit` lists
-            rows += _rows(self.store, cypher.vector_chunks(private=True), vec=vec, limit=limit)
-            rows = sorted(rows, key=lambda r: (-r["score"], r["id"]))[:limit]
+            rows += _rows(self.store, cypher.vector_passages(private=True), vec=vec, limit=limit)
+            rows = sorted(rows, key=lambda r: (-r["score"], r["passage"]))[:limit]
         return rows
 
     def chunks(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:

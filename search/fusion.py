@@ -14,6 +14,8 @@ class FusionConfig:
     rrf_k: int = 60  # reciprocal-rank constant: a larger k flattens the bonus of the very top ranks
     keyword_weight: float = 1.0
     vector_weight: float = 1.0
+    passage_fusion: bool = False  # fuse passage rankings, then a chunk scores as its best passage (else: each
+    # leg ranks chunks by their best passage, then the chunk rankings are fused)
 
     def depth(self, leg: str, k: int) -> int:
         """Candidates to fetch for `leg` when `k` notes are asked for."""

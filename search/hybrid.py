@@ -1,4 +1,5 @@
-"""Hybrid search: full-text and vector rankings of chunks, fused by reciprocal rank, rolled up to notes."""
+"""Hybrid search: full-text and vector rankings of passages, each chunk at its best passage, fused by reciprocal
+rank, rolled up to notes."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ QUESTION_WORDS = frozenset(
     "no not of on or our so such than that the their then there these they this to was we were what "
     "when where which who whom whose why will with you your".split())
 LUCENE_WORD = re.compile(r"\w+", re.UNICODE)
-# Lucene's clause limit is 1,024 and the chunk index has five fields, so a term costs five clauses; 64 terms
-# (the first distinct ones) keep every question far under it, and a longer question is rarely made better
+# Lucene's clause limit is 1,024; 64 terms (the first distinct ones) keep every question far under it, even if
+# the analyzer splits a term in several, and a longer question is rarely made better by more
 MAX_TERMS = 64
 MAX_TERM_CHARS = 100  # Lucene splits a token at 255 characters; a longer "word" is noise, not a term
 MAX_EMBED_CHARS = 32000  # about bge-m3's 8k-token window; a 1.6 MB question is not tokenized whole
@@ -91,7 +92,7 @@ def lucene_query(question: str, filters: Filters | None = None) -> str | None:
     seen = query_terms(question)
     if not seen:
         return None
-    query = "+(" + " ".join(seen) + ")"
+    query = "+search:(" + " ".join(seen) + ")"
     if filters is None or not filters.include_private:
         query += f" -privacy:{PRIVATE_WORD}"
     if filters is not None:
@@ -160,6 +161,33 @@ def _best(ranks: Any) -> int | None:
     return min(values) if values else None
 
 
+def fuse_passages(keyword: list[dict[str, Any]], vector: list[dict[str, Any]], cfg: FusionConfig) -> list[ChunkHit]:
+    """Chunks ranked from two passage rankings; a chunk's ranks are those of its best passage in each leg."""
+    weights = (cfg.keyword_weight, cfg.vector_weight)
+    kw, vec = per_chunk(keyword), per_chunk(vector)
+    if not cfg.passage_fusion:
+        return fuse(kw, vec, cfg.rrf_k, weights)
+    ranks = {attr: {r["id"]: i for i, r in enumerate(rows, start=1)}
+             for attr, rows in (("keyword_rank", kw), ("vector_rank", vec))}
+    passages = fuse([{"id": r["passage"], "path": r["path"]} for r in keyword],
+                    [{"id": r["passage"], "path": r["path"]} for r in vector], cfg.rrf_k, weights)
+    chunk_of = {r["passage"]: r["id"] for r in keyword + vector}
+    hits: dict[str, ChunkHit] = {}
+    for p in passages:
+        cid = chunk_of[p.id]
+        if cid not in hits:
+            hits[cid] = ChunkHit(cid, p.path, p.score, ranks["keyword_rank"].get(cid), ranks["vector_rank"].get(cid))
+    return list(hits.values())
+
+
+def per_chunk(passages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A ranking of passages as a ranking of their chunks: each chunk at the rank of its best passage."""
+    seen: dict[str, dict[str, Any]] = {}
+    for row in passages:
+        seen.setdefault(row["id"], row)
+    return list(seen.values())
+
+
 @dataclass
 class Ranking:
     """Fused chunk ranking of one question, with timings (ms)."""
@@ -183,7 +211,7 @@ def rank_chunks(index: SearchIndex, embedder: Embedder | None, question: str, fi
     vector = index.vector(vec, cfg.depth("vector", k), filters.params(), filters.include_private) \
         if vec is not None else []
     t3 = time.perf_counter()
-    fused = fuse(keyword, vector, cfg.rrf_k, (cfg.keyword_weight, cfg.vector_weight))
+    fused = fuse_passages(keyword, vector, cfg)
     t4 = time.perf_counter()
     timing = {"keyword_ms": (t1 - t0) * 1e3, "embed_ms": (t2 - t1) * 1e3, "vector_ms": (t3 - t2) * 1e3,
               "fuse_ms": (t4 - t3) * 1e3}

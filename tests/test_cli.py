@@ -23,7 +23,7 @@ def test_refresh_json_then_nothing_to_do(kb_env: Path, example_vault: Path, stor
     code, out = invoke("refresh", "--vault", str(example_vault), "--json")
     assert code == 0, out
     data = json.loads(out)
-    assert len(data["added"]) == 26 and data["counts"]["pending"] == 0 and data["embedded"] == data["counts"]["chunks"]
+    assert len(data["added"]) == 26 and data["counts"]["pending"] == 0 and data["embedded"] == data["counts"]["passages"]
     assert data["skipped"][0]["path"] == "Archive/.Investor letter draft.md.icloud"
     code, out = invoke("refresh", "--vault", str(example_vault))
     assert code == 0 and out.startswith(f"No change in {example_vault.resolve()}")

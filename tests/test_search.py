@@ -75,11 +75,11 @@ def test_hostile_lucene_is_escaped(store: Store, example_vault: Path, q: str) ->
 
 
 def test_lucene_query_builder() -> None:
-    assert lucene_query('What is "AutoMatch": AND *?') == "+(automatch) -privacy:kbprivate"
+    assert lucene_query('What is "AutoMatch": AND *?') == "+search:(automatch) -privacy:kbprivate"
     assert lucene_query("???") is None
     q = lucene_query("fees", Filters(folder="/Company/", tag="#Client/Active", since="2024-01-01",
                                      include_private=True))
-    assert q is not None and q.startswith("+(fees) +facets:kbf_") and "+facets:kbt_" in q
+    assert q is not None and q.startswith("+search:(fees) +facets:kbf_") and "+facets:kbt_" in q
     assert q.endswith("+facets:[kbd_20240101 TO kbd_99991231]")
 
 
@@ -91,11 +91,12 @@ def test_private_notes_only_on_request(store: Store, example_vault: Path, tmp_pa
     for flt in (Filters(), Filters(since="2020-01-01")):
         opted = search(store, question, k=20, filters=Filters(flt.folder, flt.tag, flt.since, include_private=True))
         assert any(p.startswith("Journal/") for p in paths(opted))
-    assert store.read("MATCH (c:Chunk) WHERE c.private AND c.embedding IS NOT NULL RETURN count(c) AS n")[0]["n"] == 0
+    assert store.read("MATCH (c:Passage) WHERE c.private AND c.embedding IS NOT NULL RETURN count(c) AS n")[0]["n"] == 0
+    assert store.read("MATCH (c:Passage) WHERE c.private AND c.embedding_private IS NOT NULL RETURN count(c) AS n")[0]["n"] > 0
     (tmp_path / "none.yaml").write_text("private_folders: []\n")
     public = make_config(example_vault, overrides=str(tmp_path / "none.yaml"))
     assert public.private_folders == ()
-    refresh(store, public, Bars(quiet=True), EmbedStep(EMB))  # Journal no longer private: vectors move
+    refresh(store, public, Bars(quiet=True), EmbedStep(EMB), unmark_private=True)  # Journal made public: vectors move
     assert any(p.startswith("Journal/") for p in paths(search(store, question, k=20)))
 
 
@@ -136,7 +137,7 @@ class CountingEmbedder:
 def test_only_changed_chunks_are_embedded_again(store: Store, example_vault: Path) -> None:
     first = CountingEmbedder()
     s = build(store, example_vault, first)
-    assert first.texts == s.counts["chunks"] == s.embedded
+    assert first.texts == s.counts["passages"] == s.embedded > s.counts["chunks"]
     note = example_vault / "People/Jonas Ekberg.md"
     note.write_text(note.read_text() + "\nAdded a line.\n")
     second = CountingEmbedder()
@@ -145,7 +146,8 @@ def test_only_changed_chunks_are_embedded_again(store: Store, example_vault: Pat
     shutil.move(example_vault / "People/Mira Havel.md", example_vault / "Clients/Mira Havel.md")
     third = CountingEmbedder()
     s = build(store, example_vault, third)
-    assert s.added == ["Clients/Mira Havel.md"] and third.texts == 0  # a moved note reuses its vectors
+    moved = store.read("MATCH (p:Passage {note_path: 'Clients/Mira Havel.md'}) RETURN count(p) AS n")[0]["n"]
+    assert s.added == ["Clients/Mira Havel.md"] and third.texts == moved > 0  # the path is part of what is embedded
 
 
 def test_interrupted_embedding_resumes_without_paying_twice(store: Store, example_vault: Path,
@@ -154,10 +156,10 @@ def test_interrupted_embedding_resumes_without_paying_twice(store: Store, exampl
     broken = CountingEmbedder(fail_after=2)
     with pytest.raises(EmbedderError):
         build(store, example_vault, broken)
-    assert store.counts()["pending"] == store.counts()["chunks"] - 8
+    assert store.counts()["pending"] == store.counts()["passages"] - 8
     rest = CountingEmbedder()
     build(store, example_vault, rest)
-    assert broken.texts + rest.texts == store.counts()["chunks"] and store.counts()["pending"] == 0
+    assert broken.texts + rest.texts == store.counts()["passages"] and store.counts()["pending"] == 0
 
 
 def test_embedder_mismatch_is_an_error_until_reembed(store: Store, example_vault: Path) -> None:
@@ -167,4 +169,4 @@ def test_embedder_mismatch_is_an_error_until_reembed(store: Store, example_vault
                                             r"onnx:all-MiniLM-L6-v2-int8:384:r2: run `kb refresh --reembed`"):
         build(store, example_vault)
     s = build(store, example_vault, reembed=True)
-    assert s.embedded == s.counts["chunks"] and store.get_meta("embedder")["identity"] == EMB.identity
+    assert s.embedded == s.counts["passages"] and store.get_meta("embedder")["identity"] == EMB.identity

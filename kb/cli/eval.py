@@ -66,7 +66,8 @@ def check(questions: str, vault: str, as_json: bool) -> None:
 @click.option("--split", type=click.Choice(["dev", "test"]), help="Only this split.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Report folder (default eval-out/DATE).")
 @click.option("--refresh", "do_refresh", is_flag=True,
-              help="Refresh the graph from --vault first (the knowledge layer from cached extractions only).")
+              help="Refresh the graph from --vault first (the knowledge layer from cached extractions only); "
+                   "a graph of another vault is cleared first.")
 @click.option("--extract-cache", "caches", multiple=True, type=click.Path(exists=True, file_okay=False),
               help="A folder of recorded extractions to read (repeatable).")
 @embedder_option
@@ -89,6 +90,8 @@ def run(questions: str, vault: str, modes: str, split: str | None, out_dir: str 
     emb = make_embedder(cfg)
     with store(cfg) as st:
         if do_refresh:
+            if st.get_meta("vault").get("path") not in (None, str(Path(vault).resolve())):
+                st.clear()  # another vault: start from empty indexes, so the ranking does not depend on history
             refresh(st, cfg, Bars(quiet=as_json), EmbedStep(emb))
             knowledge_step(st, cfg, policy_for(cfg, False, False, None), embedder=emb, paid=False)
         held = st.get_meta("vault").get("path")

@@ -1,0 +1,65 @@
+"""Retrieval passages inside a chunk: overlapping windows of about 150 tokens that never cross the chunk's
+boundary and, with the breadcrumb in front, fit the offline embedder's 256-word-piece window."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from kb.tokens import count_tokens, encoding
+
+PASSAGE_TOKENS = 150  # cl100k tokens; MiniLM's word pieces run ~1.3x that, so breadcrumb + passage fit 256
+STRIDE_TOKENS = 110  # the next window starts here: 40 tokens of overlap, so no sentence is only ever cut
+
+
+@dataclass(frozen=True)
+class Passage:
+    id: str
+    chunk_id: str
+    ord: int
+    text: str
+    hash: str
+
+
+def embed_text(note_path: str, breadcrumb: str, text: str) -> str:
+    """What the embedder reads: the note's path (folder, dated file name), the headings, then the passage; the
+    path measured better than the breadcrumb alone on the dev set (dense MRR 0.54 against 0.46)."""
+    headings = breadcrumb.split(" > ", 1)[1] if " > " in breadcrumb else ""
+    return f"{note_path}{' > ' + headings if headings else ''}\n{text}"
+
+
+def passage_hash(note_path: str, breadcrumb: str, text: str) -> str:
+    """What the passage's vector depends on: exactly the text the embedder reads."""
+    return hashlib.sha256(embed_text(note_path, breadcrumb, text).encode()).hexdigest()
+
+
+def windows(text: str, size: int = PASSAGE_TOKENS, stride: int = STRIDE_TOKENS) -> list[str]:
+    """The text whole when it fits `size` tokens, else word-aligned windows of at most `size` tokens every
+    `stride` tokens; the last window ends at the text's end."""
+    if count_tokens(text) <= size:
+        return [text]
+    words = text.split()
+    enc = encoding()
+    costs = [len(enc.encode_ordinary(" " + w)) for w in words]  # the batch call's threads cost more here
+    out: list[str] = []
+    start = 0
+    while start < len(words):
+        end, used = start, 0
+        while end < len(words) and (used + costs[end] <= size or end == start):
+            used += costs[end]
+            end += 1
+        out.append(" ".join(words[start:end]))
+        if end >= len(words):
+            break
+        step, nxt = 0, start
+        while nxt < end - 1 and step + costs[nxt] <= stride:
+            step += costs[nxt]
+            nxt += 1
+        start = max(nxt, start + 1)
+    return out
+
+
+def passages(chunk_id: str, note_path: str, breadcrumb: str, text: str) -> list[Passage]:
+    """The passages of one chunk, in reading order; ids are the chunk's id and the window's number."""
+    return [Passage(f"{chunk_id}:{n}", chunk_id, n, w, passage_hash(note_path, breadcrumb, w))
+            for n, w in enumerate(windows(text))]

@@ -1,0 +1,93 @@
+"""Search indexes that do not depend on the database's history, and an empty index that binds no embedder."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Sequence
+
+import pytest
+
+from conftest import make_config
+from kb.embed.onnx import OnnxEmbedder
+from kb.embeddings import EmbedStep
+from kb.errors import EmbedderError
+from kb.progress import Bars
+from kb.refresh import refresh
+from kb.store import SearchIndex, Store
+from search.hybrid import Filters, hybrid_search
+
+EMB = OnnxEmbedder()
+QUESTIONS = ("pricing decision for client files", "Who is the partner at Kestrel Capital?", "AutoMatch match rate",
+             "what did the board say about hiring?")
+
+
+def build(store: Store, vault: Path, embedder: Any = EMB) -> None:
+    refresh(store, make_config(vault), Bars(quiet=True), EmbedStep(embedder))
+
+
+def rankings(store: Store) -> list[list[tuple[Any, ...]]]:
+    out = []
+    for q in QUESTIONS:
+        res = hybrid_search(SearchIndex(store), EMB, q, k=10, filters=Filters(include_private=True))
+        out.append([(r["path"], r["score"], r["keyword_rank"], r["vector_rank"]) for r in res["results"]])
+    return out
+
+
+def keyword_scores(store: Store) -> list[float]:
+    return [r["score"] for r in SearchIndex(store).keyword("+(pricing client files)", 20)]
+
+
+@pytest.fixture
+def vault_b(example_vault: Path, tmp_path: Path) -> Path:
+    """The example vault without its meetings and metrics: vault A holds text B does not."""
+    b = tmp_path / "vault-b"
+    shutil.copytree(example_vault, b, symlinks=True)
+    shutil.rmtree(b / "Company" / "Meetings")
+    shutil.rmtree(b / "Company" / "Metrics")
+    return b
+
+
+def test_vault_b_ranks_as_on_a_fresh_database(store: Store, example_vault: Path, vault_b: Path) -> None:
+    build(store, vault_b)
+    fresh, fresh_kw = rankings(store), keyword_scores(store)
+    store.clear()
+    build(store, example_vault)
+    store.clear()  # a vault switch
+    build(store, vault_b)
+    assert rankings(store) == fresh and keyword_scores(store) == fresh_kw
+
+
+def test_rebuilt_indexes_forget_deleted_notes(store: Store, example_vault: Path, vault_b: Path) -> None:
+    build(store, vault_b)
+    fresh_kw = keyword_scores(store)
+    store.clear()
+    build(store, example_vault)
+    for name in ("Meetings", "Metrics"):
+        shutil.rmtree(example_vault / "Company" / name)
+    build(store, example_vault)  # the same notes as vault B, after deletes
+    assert keyword_scores(store) != fresh_kw  # deleted entries still weigh in Lucene's statistics
+    store.rebuild_search_indexes()
+    assert keyword_scores(store) == fresh_kw
+
+
+class DownEmbedder:
+    """A configured embedder that is not running (Ollama down): it has dimensions but makes no vector."""
+
+    model_name, dimensions, identity = "bge-m3", 1024, "ollama:bge-m3:1024"
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        raise EmbedderError("cannot reach Ollama at http://127.0.0.1:11434 (ConnectError)")
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+def test_an_index_made_before_any_vector_binds_no_embedder(store: Store, example_vault: Path) -> None:
+    with pytest.raises(EmbedderError, match="cannot reach Ollama"):
+        build(store, example_vault, DownEmbedder())
+    assert store.get_meta("embedder")["identity"] == "ollama:bge-m3:1024"
+    build(store, example_vault)  # the user switches to the offline embedder: no --reembed needed
+    assert store.get_meta("embedder")["identity"] == EMB.identity and store.counts()["pending"] == 0
+    with pytest.raises(EmbedderError, match="built with onnx:all-MiniLM-L6-v2-int8:384:r2 but the configured"):
+        build(store, example_vault, DownEmbedder())  # now vectors exist: a switch needs --reembed
