@@ -6,7 +6,7 @@ import json
 import random
 import time
 import urllib.parse
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Protocol
 
 from extract.capabilities import ERRORS_DOC, MODELS, RETIRED, Model, model as model_entry
@@ -117,7 +117,7 @@ class AnthropicExtractor:
     remote = True
 
     def __init__(self, model: str, api_key: str, base_url: str | None = None, timeout: float = 120.0,
-                 backoff: float = 1.0, effort: str | None = EXTRACT_EFFORT) -> None:
+                 backoff: float = 1.0, effort: str | None = EXTRACT_EFFORT, ask_models_api: bool = False) -> None:
         import anthropic
         self.anthropic = anthropic
         self.entry = known_model(model)
@@ -125,6 +125,27 @@ class AnthropicExtractor:
         self.effort = effort
         self.backoff = backoff
         self.client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+        if ask_models_api:
+            self.entry = self._from_models_api(self.entry)
+
+    def _from_models_api(self, entry: Model) -> Model:
+        """The table entry refreshed by the Models API's capabilities when it answers (effort levels, output
+        limit); the table as it is when it does not (https://platform.claude.com/docs/en/api/models/retrieve)."""
+        try:
+            info = self.client.models.retrieve(self.model, timeout=10.0)
+        except self.anthropic.AnthropicError:
+            return entry
+        if info.lifecycle == "retired":
+            raise ConfigError(f"extractor model {self.model!r} is retired: set extractor = "
+                              f"\"anthropic:{DEFAULT_MODEL}\" in the kb config")
+        caps = info.capabilities
+        if caps is None:
+            return entry
+        effort = caps.effort
+        levels = tuple(lvl for lvl in ("low", "medium", "high", "max")
+                       if effort.supported and getattr(effort, lvl).supported)
+        return replace(entry, effort=levels, max_output=info.max_tokens or entry.max_output,
+                       structured_outputs=caps.structured_outputs.supported)
 
     def params(self, system: str, message: str, schema: dict[str, Any]) -> dict[str, Any]:
         return request_params(self.entry, self.model, system, message, schema, self.effort)
@@ -277,7 +298,7 @@ def make_extractor(cfg: Config, env: dict[str, str]) -> Extractor | None:
         key = env.get("ANTHROPIC_API_KEY")
         if not key:
             return None
-        return AnthropicExtractor(model, key, env.get("ANTHROPIC_BASE_URL"))
+        return AnthropicExtractor(model, key, env.get("ANTHROPIC_BASE_URL"), ask_models_api=True)
     if backend == "ollama":
         if not model:
             raise ConfigError("extractor = 'ollama:' needs a model, e.g. extractor = \"ollama:qwen2.5:7b\"")

@@ -226,6 +226,25 @@ class ChatStandIn(StandInServer):
             return refused
         return 200, {"input_tokens": input_tokens_for(body)}, {}
 
+    def _model_info(self, model_id: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """GET /v1/models/{id}: the documented capabilities (https://platform.claude.com/docs/en/api/models)."""
+        doc = MODELS.get(model_id)
+        if doc is None or not self.anthropic_models(model_id):
+            return self._anthropic_error(404, "not_found_error", f"model: {model_id}")
+        yes_no = {lvl: {"supported": lvl in doc.effort} for lvl in ("low", "medium", "high", "max", "xhigh")}
+        off = {"supported": False}
+        caps = {"batch": {"supported": True}, "citations": {"supported": True}, "code_execution": off,
+                "context_management": {"supported": False, "clear_thinking_20251015": None,
+                                       "clear_tool_uses_20250919": None, "compact_20260112": None},
+                "effort": {"supported": bool(doc.effort), **yes_no}, "image_input": {"supported": True},
+                "pdf_input": {"supported": True}, "server_tools": {"supported": False},
+                "structured_outputs": {"supported": True},
+                "thinking": {"supported": True, "types": {"adaptive": {"supported": doc.adaptive},
+                                                          "enabled": {"supported": doc.budget_tokens}}}}
+        return 200, {"type": "model", "id": model_id, "display_name": model_id, "created_at": "2026-10-07T00:00:00Z",
+                     "lifecycle": "active", "max_tokens": doc.max_output, "max_input_tokens": 1_000_000,
+                     "capabilities": caps}, {}
+
     # Message Batches -------------------------------------------------------------------------------
 
     def _batch_view(self, batch: dict[str, Any]) -> dict[str, Any]:
@@ -362,6 +381,8 @@ def _make_handler(standin: ChatStandIn) -> type[BaseHTTPRequestHandler]:
             elif method == "GET" and parts[:3] == ["v1", "messages", "batches"] and parts[4:] == ["results"]:
                 status, text = standin._batch_results(parts[3])
                 self.send_text(status, text, "application/x-jsonl" if status == 200 else "application/json")
+            elif method == "GET" and parts[:2] == ["v1", "models"] and len(parts) == 3:
+                self.send_json(*standin._model_info(parts[2]))
             elif (method, path) == ("POST", "/api/chat"):
                 self.send_json(*standin._chat(body, fault))
             else:

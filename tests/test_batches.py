@@ -115,3 +115,13 @@ def test_expired_and_errored_requests_are_submitted_again(standin: ChatStandIn, 
     assert resubmitted >= {r["custom_id"] for r in created(standin)[1]["requests"][:3]}
     assert not resubmitted & {r["custom_id"] for r in created(standin)[1]["requests"][3:]}
     assert first.status == "submitted"
+
+
+def test_batch_with_a_local_extractor_is_refused(standin: ChatStandIn, chunks: list[dict[str, Any]],
+                                                 tmp_path: Path) -> None:
+    from extract.backends import OllamaExtractor
+    from kb.errors import ConfigError
+    ext = OllamaExtractor("qwen2.5:7b", standin.base_url)
+    with pytest.raises(ConfigError, match="--batch needs the Anthropic extractor"):
+        KnowledgeRun(MODEL, ExtractionCache(tmp_path), ext, Policy(batch=True)).run(chunks)
+    assert standin.requests == []

@@ -413,3 +413,14 @@ def test_ollama_retries_two_server_errors(standin: ChatStandIn) -> None:
     standin.fail_next = 2
     local(standin).complete(SYSTEM, MESSAGE, SCHEMA)
     assert len(standin.calls(CHAT)) == 3
+
+
+def test_the_models_api_refreshes_the_capability_table(standin: ChatStandIn) -> None:
+    ext = AnthropicExtractor("claude-haiku-5-5", "test-key", standin.base_url, ask_models_api=True)
+    assert ext.entry.effort == ("low", "medium", "high", "max") and ext.entry.max_output == 128_000
+    assert [r.path for r in standin.calls()] == ["/v1/models/claude-haiku-5-5"]
+    ext.complete(SYSTEM, MESSAGE, SCHEMA)
+    assert standin.calls(MESSAGES)[0].body["output_config"]["effort"] == "low"
+    down = AnthropicExtractor("claude-haiku-4-5", "k", f"http://127.0.0.1:{closed_port()}", timeout=0.5,
+                              ask_models_api=True)
+    assert down.entry.effort == () and down.entry.max_output == 64_000  # unreachable: the table as it is
