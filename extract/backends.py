@@ -291,14 +291,15 @@ def extractor_spec(cfg: Config) -> tuple[str, str]:
     return backend, model or (DEFAULT_MODEL if backend == "anthropic" else "")
 
 
-def make_extractor(cfg: Config, env: dict[str, str]) -> Extractor | None:
-    """The configured extractor, or None when it cannot run here (no API key): the layer is skipped."""
+def make_extractor(cfg: Config, env: dict[str, str], probe: bool = True) -> Extractor | None:
+    """The configured extractor, or None when it cannot run here (no API key): the layer is skipped. With
+    `probe`, the Models API is asked for the model's capabilities (a dry run sends nothing: no probe)."""
     backend, model = extractor_spec(cfg)
     if backend == "anthropic":
         key = env.get("ANTHROPIC_API_KEY")
         if not key:
             return None
-        return AnthropicExtractor(model, key, env.get("ANTHROPIC_BASE_URL"), ask_models_api=True)
+        return AnthropicExtractor(model, key, env.get("ANTHROPIC_BASE_URL"), ask_models_api=probe)
     if backend == "ollama":
         if not model:
             raise ConfigError("extractor = 'ollama:' needs a model, e.g. extractor = \"ollama:qwen2.5:7b\"")

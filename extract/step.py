@@ -61,7 +61,7 @@ def knowledge_step(store: Store, cfg: Config, policy: Policy, extractor: Extract
     """Run extraction (cache first) and rebuild the knowledge layer if anything it is built from changed.
     With `paid` False only cached answers are used: nothing is sent anywhere."""
     if extractor is None and paid:
-        extractor = make_extractor(cfg, dict(os.environ) if env is None else env)
+        extractor = make_extractor(cfg, dict(os.environ) if env is None else env, probe=not policy.dry_run)
     ks = KnowledgeStore(store)
     chunks = ks.chunks()
     outcome = KnowledgeRun(model_name(cfg), cache_for(cfg, graph_vault(store)), extractor, policy).run(chunks)

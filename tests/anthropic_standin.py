@@ -356,8 +356,9 @@ def _make_handler(standin: ChatStandIn) -> type[BaseHTTPRequestHandler]:
             headers = {k.lower(): v for k, v in self.headers.items()}
             path = self.path.split("?", 1)[0]
             standin._record(Recorded(method, path, body, headers, raw.decode("utf-8", "replace")))
-            # token counting is free and separate: faults are kept for the calls a test is about
-            fault = None if path == "/v1/messages/count_tokens" else standin._take_fault()
+            # token counting and model lookups are free and separate: faults are kept for the calls a test is about
+            free = path == "/v1/messages/count_tokens" or path.startswith("/v1/models/")
+            fault = None if free else standin._take_fault()
             if fault == "drop_next":
                 self.drop()
                 return
