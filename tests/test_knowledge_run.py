@@ -184,3 +184,16 @@ def test_cache_survives_damage(tmp_path: Path) -> None:
     assert cache.get(key)["key"] == key and not list(tmp_path.rglob(".tmp-*"))
     (tmp_path / key[:2] / f"{key}.json").write_text("{half written")
     assert cache.get(key) is None
+
+
+def test_truncated_answers_are_recorded_not_retried_and_all_failed_is_failed(standin: ChatStandIn,
+                                                                            tmp_path: Path) -> None:
+    chunks = [c for c in vault_chunks(EXAMPLE_VAULT) if not c["path"].startswith("ChatGPT/")][:4]
+    standin.truncate_next = 1
+    out = run(standin, tmp_path / "c", chunks, workers=1)
+    assert out.status == "partial" and out.extracted == 3 and len(standin.calls("/v1/messages")) == 4
+    assert "stopped at max_tokens" in out.failed[0]["error"] and out.failed[0]["path"] == chunks[0]["path"]
+    standin.refusal_next = 100
+    out = run(standin, tmp_path / "d", chunks, workers=1)
+    assert out.status == "failed" and out.extracted == 0 and "every call failed (4)" in out.message
+    assert "declined" in out.message and len(standin.calls("/v1/messages")) == 8
