@@ -11,7 +11,7 @@ class FusionConfig:
 
     keyword_depth: int = 100  # passages fetched from the full-text index (at least 5 per note asked for)
     vector_depth: int = 100  # passages fetched from the vector index
-    rrf_k: int = 60  # reciprocal-rank constant: a larger k flattens the bonus of the very top ranks
+    rrf_k: int = 10  # reciprocal-rank constant: a smaller k rewards the very top ranks more (10 measured best)
     keyword_weight: float = 1.0
     vector_weight: float = 1.0
     passage_fusion: bool = False  # fuse passage rankings, then a chunk scores as its best passage (else: each

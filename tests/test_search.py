@@ -16,7 +16,8 @@ from kb.errors import EmbedderError
 from kb.progress import Bars
 from kb.refresh import Summary, refresh
 from kb.store import SearchIndex, Store
-from search.hybrid import Filters, fuse, hybrid_search, lucene_query
+from search.fusion import FUSION_PRESETS, FusionConfig
+from search.hybrid import Filters, fuse, fuse_passages, hybrid_search, lucene_query, per_chunk
 
 EMB = OnnxEmbedder()
 
@@ -170,3 +171,25 @@ def test_embedder_mismatch_is_an_error_until_reembed(store: Store, example_vault
         build(store, example_vault)
     s = build(store, example_vault, reembed=True)
     assert s.embedded == s.counts["passages"] and store.get_meta("embedder")["identity"] == EMB.identity
+
+
+def test_each_leg_ranks_a_chunk_at_its_best_passage() -> None:
+    kw = [{"id": "c1", "path": "a", "passage": "c1:2"}, {"id": "c2", "path": "b", "passage": "c2:0"},
+          {"id": "c1", "path": "a", "passage": "c1:0"}]
+    vec = [{"id": "c2", "path": "b", "passage": "c2:1"}, {"id": "c1", "path": "a", "passage": "c1:1"}]
+    assert [r["passage"] for r in per_chunk(kw)] == ["c1:2", "c2:0"]
+    hits = fuse_passages(kw, vec, FusionConfig(rrf_k=10))
+    assert [(h.id, h.keyword_rank, h.vector_rank) for h in hits] == [("c1", 1, 2), ("c2", 2, 1)]
+    assert hits[0].score == hits[1].score == 1 / 11 + 1 / 12
+    weighted = fuse_passages(kw, vec, FusionConfig(rrf_k=10, keyword_weight=0.5))
+    assert [h.id for h in weighted] == ["c2", "c1"]  # the vector leg now counts more
+    by_passage = fuse_passages(kw, vec, FusionConfig(rrf_k=10, passage_fusion=True))
+    assert [h.id for h in by_passage] == ["c1", "c2"] and by_passage[0].score == 1 / 11  # no passage in both legs
+
+
+def test_a_leg_of_weight_zero_is_not_run(store: Store, example_vault: Path) -> None:
+    build(store, example_vault)
+    kw = search(store, "AutoMatch match rate", k=5, fusion=FUSION_PRESETS["keyword"])
+    vec = search(store, "AutoMatch match rate", k=5, fusion=FUSION_PRESETS["vector"])
+    assert kw["results"] and all(r["vector_rank"] is None for r in kw["results"]) and kw["timing"]["vector_ms"] < 1
+    assert vec["results"] and all(r["keyword_rank"] is None for r in vec["results"])
