@@ -3,7 +3,8 @@
 Privacy and read-only are enforced here and in kb.sandbox, not by the tool descriptions:
 - every tool reads through kb.sandbox.PublicStore: one transaction per call that first removes private
   notes, chunks, claims, private-only entities and private evidence from its own view, then runs the
-  tool's reads, then is rolled back, never committed: a query cannot see private text, whatever it is;
+  tool's reads, then is rolled back, never committed: a query cannot see private text, whatever it is
+  (private material a refresh commits during the call makes the call run again);
 - ad-hoc Cypher first passes the text checks in kb.readonly (size and nesting caps included), then
   EXPLAIN in a read transaction: only query type "r" runs;
 - every call has a wall-time deadline (`mcp_timeout_s`, at most 30 s): the server-side transaction
@@ -40,7 +41,7 @@ from kb.embeddings import require_built_by
 from kb.errors import ConfigError, KbError
 from kb.readonly import (Refused, check_params, check_query_type, check_text, clean, collect_rows, dumps,
                          in_folders, limits_for, vault_file)
-from kb.sandbox import PublicStore, new_call_tag, set_call_tag
+from kb.sandbox import PublicStore, new_call_tag, retrying, set_call_tag
 from kb.store import connection_for
 from kb.tokens import count_tokens, truncate_tokens
 from search.hybrid import Filters, iso_date
@@ -210,7 +211,9 @@ class KbTools:
     def store(self) -> PublicStore:
         with self._lock:
             if self._store is None:
-                self._store = PublicStore(connection_for(self.cfg), self.limits.timeout_s, self.cfg.private_folders)
+                store = PublicStore(connection_for(self.cfg), self.limits.timeout_s, self.cfg.private_folders)
+                store.warm()
+                self._store = store
             return self._store
 
     def embedder(self) -> Embedder:
@@ -231,7 +234,7 @@ class KbTools:
                 self.embedder()
         except Exception as exc:
             return _result(error=error_text(exc, self.limits.timeout_s))
-        return run_with_deadline(work, self.limits.timeout_s, store.terminate)
+        return run_with_deadline(lambda: retrying(work), self.limits.timeout_s, store.terminate)
 
     def search(self, question: Annotated[str, Field(min_length=1, description="What to look for, in plain words.")],
                k: Annotated[int, Field(ge=1, le=50, description="How many notes to return.")] = 10,
@@ -336,7 +339,8 @@ class KbTools:
 
 INSTRUCTIONS = ("kb answers questions from the user's Markdown vault. Use `search` first: cite notes by the "
                 "citation it gives (path, date, breadcrumb) and prefer recent dates. Use `get_note` for a whole "
-                "note, `schema` before writing Cypher, and `cypher` for counts and filters. Everything is read-only.")
+                "note, `schema` before writing Cypher, and `cypher` for counts and filters. Everything is read-only, "
+                "and notes in the user's private folders are not visible to these tools.")
 
 
 def build_server(cfg: Config) -> tuple[MCPServer[Any], KbTools]:

@@ -7,6 +7,10 @@ back: nothing it did is ever committed. Neo4j's full-text and vector index proce
 transaction's state, so they do not return the removed nodes either. The agent's query never sees
 private data because it is not in what the query can read; no query pattern has to be recognised.
 
+After the reads the statements run again: if they find anything to hide, a writer committed private
+material while the call read (the transaction sees each statement's latest committed state), so the
+answer is discarded and the call runs once more.
+
 Calls carry a transaction metadata tag, so a call past its deadline can be found and terminated from a
 second session while its own thread is still blocked on the server.
 """
@@ -22,7 +26,7 @@ from typing import Any, Callable, Iterator, Sequence, TypeVar
 import neo4j
 from neo4j import exceptions as nx
 
-from kb.errors import StoreError
+from kb.errors import KbError, StoreError
 from kb.readonly import public_view
 from kb.store import Connection, Store
 
@@ -40,6 +44,18 @@ def new_call_tag() -> str:
 def set_call_tag(tag: str) -> None:
     """Tag this thread's transactions, so `PublicStore.terminate(tag)` finds them."""
     _call.tag = tag
+
+
+class ViewChanged(KbError):
+    """Private material was committed while a call read the view: its answer is discarded."""
+
+
+def retrying(work: Callable[[], T]) -> T:
+    """Run a tool body; once more if a concurrent writer changed what the view had to hide."""
+    try:
+        return work()
+    except ViewChanged:
+        return work()
 
 
 class PublicStore(Store):
@@ -71,14 +87,31 @@ class PublicStore(Store):
         with self.driver.session(database=self.conn.database, default_access_mode=neo4j.WRITE_ACCESS) as session:
             tx = session.begin_transaction(metadata=self._metadata(), timeout=self.timeout_s)
             try:
-                for statement in public_view():
-                    tx.run(statement, folders=self.folders).consume()
+                self._hide(tx)
                 self._local.tx = tx
                 yield tx
+                if self._hide(tx):  # a writer committed private material while the call read: discard it
+                    raise ViewChanged("the graph changed while the call ran (a refresh is writing): call again")
             finally:
                 self._local.tx = None
                 with contextlib.suppress(Exception):
                     tx.rollback()  # never commit: what the view removed stays in the graph
+
+    def warm(self, timeout_s: float = 120.0) -> None:
+        """Plan the view's statements once (seconds on a cold server), so no call's deadline pays for it."""
+        with self.driver.session(database=self.conn.database, default_access_mode=neo4j.WRITE_ACCESS) as session:
+            tx = session.begin_transaction(metadata={"app": APP}, timeout=timeout_s)
+            try:
+                self._hide(tx)
+            finally:
+                tx.rollback()
+
+    def _hide(self, tx: neo4j.Transaction) -> bool:
+        """Run the view's statements; whether they found anything to hide."""
+        changed = False
+        for statement in public_view():
+            changed |= tx.run(statement, folders=self.folders).consume().counters.contains_updates
+        return changed
 
     def read_tx(self, work: Callable[[Any], T]) -> T:
         """Run `work` on the public view; a deadlock with a concurrent writer is retried once."""
@@ -89,6 +122,9 @@ class PublicStore(Store):
                     return work(tx)
             except nx.TransientError as exc:
                 if nested or attempt == 2 or "Deadlock" not in (exc.code or ""):
+                    raise
+            except ViewChanged:
+                if nested or attempt == 2:
                     raise
         raise AssertionError("unreachable")
 

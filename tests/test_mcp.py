@@ -278,7 +278,7 @@ def test_hostile_queries_are_refused_or_bounded(kb_env: Path, vault: Path, store
 
 def test_the_public_view_never_commits(connection: Connection, store: Store) -> None:
     """Without the text and EXPLAIN checks a write runs in the view's transaction, and is rolled back."""
-    with ReadOnlyStore(connection, 5) as ro:
+    with ReadOnlyStore(connection, 30) as ro:
         assert ro.read("CREATE (n:Evil {x: 1}) RETURN n.x AS x") == [{"x": 1}]
         with pytest.raises(StoreError):
             ro.run("CREATE (n:Evil)")

@@ -21,7 +21,8 @@ from click.testing import CliRunner
 from mcp import ClientSession
 
 from kb.cli import cli
-from kb.store import Store
+from kb.sandbox import PublicStore, ViewChanged
+from kb.store import Connection, Store
 from test_mcp import call, server_params, with_client
 
 WINDOW = 20
@@ -308,3 +309,26 @@ def checker_works(secrets: Secrets, store: Store, hostile_vault: Path) -> None:
     public = (hostile_vault / "People" / "Ingrid Solberg.md").read_text(encoding="utf-8")
     assert not secrets.leaks(json.dumps({"text": public}))
     assert os.path.islink(hostile_vault / "People" / "Mira Havel.md")
+
+
+def test_private_material_committed_during_a_call_is_never_returned(connection: Connection, store: Store) -> None:
+    """Each statement reads the latest committed state, so a refresh can commit a private note after the view
+    hid the others: the view looks again after the reads and throws such an answer away."""
+    store.run("CREATE (:Note {path: 'People/a.md', title: 'Public', private: false})")
+    secret = "CREATE (:Note {path: 'Journal/late.md', title: 'written during the call', private: true})"
+    titles = "MATCH (n:Note) RETURN n.title AS t ORDER BY t"
+    with PublicStore(connection, 30, [PRIVATE]) as view:
+        with pytest.raises(ViewChanged):
+            with view.view() as tx:
+                store.run(secret)
+                assert [r["t"] for r in tx.run(titles)] == ["Public", "written during the call"]
+        store.run("MATCH (n:Note {path: 'Journal/late.md'}) DELETE n")
+        calls = []
+
+        def work(tx: Any) -> list[str]:
+            if not calls:
+                store.run(secret)
+            calls.append(1)
+            return [r["t"] for r in tx.run(titles)]
+        assert view.read_tx(work) == ["Public"] and len(calls) == 2
+    assert store.read("MATCH (n:Note) RETURN count(n) AS n") == [{"n": 2}]
