@@ -40,15 +40,17 @@ def found_lines(extraction: Extraction) -> list[str]:
     return lines or ["    (nothing found)"]
 
 
-@click.group("extract", invoke_without_command=True)
+@click.command("extract")
+@click.argument("action", required=False, type=click.Choice(["status"]))
 @click.option("--sample", type=click.IntRange(1, 200), help="Extract this many chunks and show what was found.")
 @click.option("--folder", help="Take the sample from this vault folder.")
 @click.option("--yes", is_flag=True, help="Accept an estimate over the cost threshold.")
 @json_option
-@click.pass_context
-def extract_cmd(ctx: click.Context, sample: int | None, folder: str | None, yes: bool, as_json: bool) -> None:
-    """A sample before a full run (--sample N [--folder F]); `kb extract status` collects batches."""
-    if ctx.invoked_subcommand is not None:
+def extract_cmd(action: str | None, sample: int | None, folder: str | None, yes: bool, as_json: bool) -> None:
+    """A sample before a full run (--sample N [--folder F]); `kb extract status` collects finished batches into
+    the cache and builds the layer from it."""
+    if action == "status":
+        status(as_json)
         return
     if sample is None:
         raise ConfigError("kb extract needs --sample N (e.g. kb extract --sample 5 --folder Projects) or "
@@ -98,9 +100,7 @@ def _print_sample(result: dict[str, Any], chunks: list[dict[str, Any]], found: d
         click.echo(f"  {result['message']}")
 
 
-@extract_cmd.command("status")
-@json_option
-def status_cmd(as_json: bool) -> None:
+def status(as_json: bool) -> None:
     """Collect finished batches into the cache and build the layer from it; list batches still running."""
     cfg = config()
     extractor = make_extractor(cfg, dict(os.environ))
