@@ -115,7 +115,8 @@ def hostile_vault(kb_env: Path, example_vault: Path, store: Store, monkeypatch: 
 
 def secrets_of(store: Store, vault: Path) -> Secrets:
     """Everything private in the graph, and the public text it must be told apart from."""
-    one = lambda q: [r["x"] for r in store.read(q)]  # noqa: E731
+    def one(query: str) -> list[Any]:
+        return [r["x"] for r in store.read(query)]
     private = one("MATCH (c:Chunk) WHERE c.private RETURN c.text AS x") + \
         one("MATCH (cl:Claim) WHERE cl.private RETURN cl.quote AS x") + \
         [e for row in one("MATCH ()-[r]->() WHERE r.evidence IS NOT NULL "
