@@ -345,8 +345,9 @@ def mark_private() -> str:
             "x.embedding = CASE WHEN p THEN null ELSE v END, x.embedding_private = CASE WHEN p THEN v ELSE null END")
 
 
-def private_note_count() -> str:
-    return "MATCH (n:Note) WHERE n.private RETURN count(n) AS c"
+def private_note_paths() -> str:
+    return ("MATCH (n:Note) WHERE n.private RETURN n.path AS path, coalesce(n.real_path, n.path) AS real "
+            "ORDER BY path")
 
 
 def note_real_paths() -> str:

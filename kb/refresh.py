@@ -25,7 +25,7 @@ from kb.links import LinkIndex, Resolved, alias_table
 from kb.markdown import RawLink
 from kb.progress import Bars
 from kb.store import Store
-from kb.vault import Note, Scan, Skipped, VaultFile, file_hash, folded_folder as is_private_key, is_private, parse_note, scan_vault
+from kb.vault import Note, Scan, Skipped, VaultFile, file_hash, is_private, parse_note, scan_vault
 
 BATCH_NOTES = 250
 PENDING_SIG = ""  # a note whose links are not written yet
@@ -321,9 +321,9 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None, unmar
     store.init_schema()
     if store.get_meta("vault").get("path") != str(vault.resolve()):
         store.set_meta("vault", {"path": str(vault.resolve())})
-    guard_privacy(store, cfg, unmark_private)
     scan = scan_vault(vault, cfg.include, cfg.exclude, cfg.max_file_bytes,
                       obsidian_excluded=not cfg.index_obsidian_excluded)
+    guard_privacy(store, cfg, {vf.path for vf in scan.notes}, unmark_private)
     states = store.note_states()
     summary = Summary(vault=str(vault), skipped=[{"path": s.path, "reason": s.reason} for s in scan.skipped])
     if scan.excluded:
@@ -369,22 +369,23 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None, unmar
     return summary
 
 
-def guard_privacy(store: Store, cfg: Config, unmark_private: bool) -> None:
-    """Refuse to make private notes public by accident (another overrides file, a removed folder, a typo)."""
-    before = store.get_meta("privacy").get("folders") or []
-    now = {is_private_key(f) for f in cfg.private_folders}
-    dropped = sorted(f for f in before if is_private_key(f) not in now)
-    if not dropped or unmark_private:
+def guard_privacy(store: Store, cfg: Config, on_disk: set[str], unmark_private: bool) -> None:
+    """Refuse to make private notes public by accident (another overrides file, a removed folder, a typo).
+
+    Only notes that stay in the vault count: a note that is gone (or a vault switch) makes nothing public.
+    """
+    if unmark_private:
         return
-    count = store.private_note_count()
-    if count == 0:
+    flips = sorted(p for p, real in store.private_note_paths() if p in on_disk
+                   and not (is_private(p, cfg.private_folders) or is_private(real, cfg.private_folders)))
+    if not flips:
         return
-    where = overrides_path(cfg)
-    raise ConfigError(f"this refresh would make {count} private notes public: {', '.join(dropped)} "
-                      f"{'is' if len(dropped) == 1 else 'are'} no longer in private_folders (overrides file: "
-                      f"{where or 'none found in the vault'}); restore the setting (the vault's overrides.yaml, "
-                      "KB_OVERRIDES or private_folders in the kb config), or run kb refresh --unmark-private "
-                      "if they should be public")
+    folders = sorted({posixpath.dirname(p) or p for p in flips})
+    raise ConfigError(f"this refresh would make {len(flips)} private notes public (in {', '.join(folders[:3])}"
+                      f"{', ...' if len(folders) > 3 else ''}): they are no longer under private_folders "
+                      f"(overrides file: {overrides_path(cfg) or 'none found in the vault'}); restore the setting "
+                      "(the vault's overrides.yaml, KB_OVERRIDES or private_folders in the kb config), or run "
+                      "kb refresh --unmark-private if they should be public")
 
 
 def _apply_private(store: Store, cfg: Config) -> None:

@@ -249,11 +249,6 @@ def is_private(path: str, private_folders: tuple[str, ...]) -> bool:
     return any(key == f or key.startswith(f + "/") for f in (_fold(p).strip("/") for p in private_folders) if f)
 
 
-def folded_folder(folder: str) -> str:
-    """A private-folder setting as compared: one Unicode form, case folded, no slashes at the ends."""
-    return _fold(folder).strip("/")
-
-
 def _fold(text: str) -> str:
     return unicodedata.normalize("NFC", text).casefold()
 

@@ -42,9 +42,9 @@ def test_refresh_writes_the_layer_from_the_cache_alone(built: dict[str, Any], st
                                                     "ChatGPT/2025-01-20 Pricing options.md"}
     # every claim's quote is in the chunk that supports it; every relationship carries its evidence
     assert one(store, "MATCH (c:Chunk)-[:SUPPORTS]->(cl:Claim) WHERE NOT c.text CONTAINS cl.quote RETURN count(*)") == 0
-    rel = store.read("MATCH (:Entity {name: 'Ingrid Solberg'})-[r:INTRODUCED]->(t:Entity) "
+    rel = store.read("MATCH (:Entity {name: 'Ingrid Solberg'})-[r:INTRODUCED]->(t:Entity {name: 'Tobias Reinholt'}) "
                      "RETURN t.name AS t, properties(r) AS p")
-    assert rel and rel[0]["t"] == "Tobias Reinholt"
+    assert len(rel) == 1  # one relationship per pair and type, whatever order the others come in
     p = rel[0]["p"]
     assert p["count"] >= 1 and p["evidence"] and p["chunk_ids"] and p["first_seen"] and p["modalities"] == ["fact"]
     assert one(store, "MATCH (:Entity)-[r]->(:Entity) WHERE r.evidence IS NULL OR size(r.evidence) > 5 "

@@ -51,11 +51,20 @@ def test_a_refresh_that_would_unmark_private_notes_is_refused(store: Store, tmp_
     refresh(store, make_config(vault), Bars(quiet=True))
     assert private_paths(store) == ["Journal/2024-01-01.md"]
     lost = make_config(vault, overrides=str(tmp_path / "none.yaml"))
-    with pytest.raises(ConfigError, match="would make 1 private notes public: Journal"):
+    with pytest.raises(ConfigError, match="would make 1 private notes public \\(in Journal\\)"):
         refresh(store, lost, Bars(quiet=True))
     assert private_paths(store) == ["Journal/2024-01-01.md"]
     refresh(store, lost, Bars(quiet=True), unmark_private=True)
     assert private_paths(store) == []
+
+
+def test_switching_to_another_vault_is_not_unmarking(store: Store, tmp_path: Path) -> None:
+    """Private notes that leave with their vault make nothing public: no refusal."""
+    refresh(store, make_config(private_vault(tmp_path / "a")), Bars(quiet=True))
+    other = tmp_path / "b"
+    write(other, "Note.md", "another vault, no private folders")
+    s = refresh(store, make_config(other), Bars(quiet=True))
+    assert s.added == ["Note.md"] and private_paths(store) == []
 
 
 def test_symlinks_and_case_renames_keep_notes_private(store: Store, tmp_path: Path) -> None:
