@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -23,7 +24,8 @@ def test_the_three_skills_exist() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_reference_validator_passes(name: str) -> None:
-    exe = shutil.which("agentskills")
+    # beside this interpreter first: the venv's bin folder need not be on PATH (scripts/test.sh does not activate it)
+    exe = shutil.which("agentskills", path=str(Path(sys.executable).parent)) or shutil.which("agentskills")
     assert exe, "agentskills (PyPI skills-ref) must be installed with the test extras"
     proc = subprocess.run([exe, "validate", str(SKILLS / name)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
