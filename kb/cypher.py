@@ -345,13 +345,10 @@ def mark_private() -> str:
             "x.embedding = CASE WHEN p THEN null ELSE v END, x.embedding_private = CASE WHEN p THEN v ELSE null END")
 
 
-def private_note_paths() -> str:
-    return ("MATCH (n:Note) WHERE n.private RETURN n.path AS path, coalesce(n.real_path, n.path) AS real "
-            "ORDER BY path")
-
-
-def note_real_paths() -> str:
-    return "MATCH (n:Note) RETURN n.path AS path, coalesce(n.real_path, n.path) AS real ORDER BY path"
+def note_real_paths(private_only: bool = False) -> str:
+    """Each note's path and the path it resolves to (a symlink's target), optionally only private notes."""
+    where = "WHERE n.private " if private_only else ""
+    return f"MATCH (n:Note) {where}RETURN n.path AS path, coalesce(n.real_path, n.path) AS real ORDER BY path"
 
 
 def notes_with_warnings() -> str:

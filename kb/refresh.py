@@ -188,12 +188,13 @@ def die_with_parent(parent: int) -> None:
     try:  # Linux: the kernel sends SIGKILL when the parent dies
         import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        armed = ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL) == 0  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
-        pass
+        armed = False
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if not armed:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
 
 
 def _watch_parent(parent: int) -> None:
@@ -376,7 +377,7 @@ def guard_privacy(store: Store, cfg: Config, on_disk: set[str], unmark_private: 
     """
     if unmark_private:
         return
-    flips = sorted(p for p, real in store.private_note_paths() if p in on_disk
+    flips = sorted(p for p, real in store.note_real_paths(private_only=True) if p in on_disk
                    and not (is_private(p, cfg.private_folders) or is_private(real, cfg.private_folders)))
     if not flips:
         return

@@ -144,13 +144,9 @@ class Store:
     def notes_with_warnings(self) -> list[dict[str, Any]]:
         return self.read(cypher.notes_with_warnings())
 
-    def private_note_paths(self) -> list[tuple[str, str]]:
-        """The notes the graph holds as private: path, and for a symlink the path it points at."""
-        return [(r["path"], r["real"]) for r in self.read(cypher.private_note_paths())]
-
-    def note_real_paths(self) -> list[tuple[str, str]]:
-        """Every note's path and, for a symlink, the path of the note it points at."""
-        return [(r["path"], r["real"]) for r in self.read(cypher.note_real_paths())]
+    def note_real_paths(self, private_only: bool = False) -> list[tuple[str, str]]:
+        """Each note's path and, for a symlink, the path of the note it points at (or only private notes)."""
+        return [(r["path"], r["real"]) for r in self.read(cypher.note_real_paths(private_only))]
 
     def raw_links(self) -> Iterator[dict[str, Any]]:
         yield from self.read(cypher.all_raw_links())
