@@ -26,9 +26,9 @@ def test_counts(store: Store, built: Summary) -> None:
     assert len(built.added) == 26 and built.counts["notes"] == 26
     assert one(store, "MATCH (:Note)-[r:LINKS_TO]->(:Note) RETURN count(DISTINCT [startNode(r), endNode(r)])") >= 50
     assert one(store, "MATCH (:Note)-[r:ATTACHES]->(a:Attachment) RETURN count(r)") == 3
-    # Inside a table Obsidian escapes the pipe: ![[automatch-diagram.png\|300]] is the image, not a missing note
+    # Inside a table Obsidian escapes the pipe: ![[Seed deck 2023.pdf\|deck]] is the file, not a missing note
     assert one(store, "MATCH (:Note {path:'Journal/2023-02-14.md'})-[:ATTACHES]->(a) RETURN a.path") == \
-        "attachments/automatch-diagram.png"
+        "attachments/Seed deck 2023.pdf"
     assert one(store, "MATCH (:Note {path:'Journal/2023-02-14.md'})-[r:LINKS_TO {display: 'kickoff notes'}]->(t) "
                       "RETURN t.path") == "Company/Meetings/Kickoff.md"
     assert one(store, "MATCH (n:Note {path:'Archive/Untitled.md'}) OPTIONAL MATCH (c:Chunk)-[:IN_NOTE]->(n) "
