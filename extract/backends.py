@@ -11,12 +11,12 @@ from typing import Any, Callable, Protocol
 
 from extract.capabilities import ERRORS_DOC, MODELS, RETIRED, Model, model as model_entry
 from extract.errors import ExtractError, FatalExtractError, InvalidOutput, Refused, Truncated
-from kb.config import Config
+from kb.config import DEFAULT_EXTRACTOR, Config
 from kb.errors import ConfigError
 from kb.tokens import count_tokens
 
 RETRIES = 5
-DEFAULT_MODEL = "claude-haiku-5-5"
+DEFAULT_MODEL = DEFAULT_EXTRACTOR.partition(":")[2]
 ANSWER_TOKENS = 4096     # the longest extraction answer kb accepts
 THINKING_TOKENS = 8192   # room for adaptive thinking, which counts toward max_tokens (billed only when used)
 EXTRACT_EFFORT = "low"   # extraction copies what a passage states: the lowest effort the model accepts
@@ -77,7 +77,7 @@ def _parse_json(text: str) -> dict[str, Any]:
 def known_model(model: str) -> Model:
     """The capability entry, or a one-line error naming the models kb knows."""
     if model.startswith(RETIRED):
-        raise ConfigError(f"extractor model {model!r} is retired: set extractor = \"anthropic:{DEFAULT_MODEL}\" "
+        raise ConfigError(f"extractor model {model!r} is retired: set extractor = \"{DEFAULT_EXTRACTOR}\" "
                           "in the kb config")
     entry = model_entry(model)
     if entry is None:
@@ -137,7 +137,7 @@ class AnthropicExtractor:
             return entry
         if info.lifecycle == "retired":
             raise ConfigError(f"extractor model {self.model!r} is retired: set extractor = "
-                              f"\"anthropic:{DEFAULT_MODEL}\" in the kb config")
+                              f"\"{DEFAULT_EXTRACTOR}\" in the kb config")
         caps = info.capabilities
         if caps is None:
             return entry
@@ -189,7 +189,7 @@ class AnthropicExtractor:
                                      "ANTHROPIC_API_KEY to a valid key")
         if exc.status_code == 404:
             return FatalExtractError(f"Anthropic answered 404 for model {self.model!r} ({said}): set extractor = "
-                                     f"\"anthropic:{DEFAULT_MODEL}\" in the kb config")
+                                     f"\"{DEFAULT_EXTRACTOR}\" in the kb config")
         if exc.status_code == 400:
             return FatalExtractError(f"Anthropic refused kb's request to {self.model} (400: {said}): kb's "
                                      f"request does not fit this model; pick another in extract/capabilities.py "
@@ -287,7 +287,7 @@ class OllamaExtractor:
 
 def extractor_spec(cfg: Config) -> tuple[str, str]:
     """(backend, model) from the `extractor` key; Anthropic's default model when none is named."""
-    backend, _, model = str(cfg.extra.get("extractor", f"anthropic:{DEFAULT_MODEL}")).partition(":")
+    backend, _, model = cfg.extractor.partition(":")
     return backend, model or (DEFAULT_MODEL if backend == "anthropic" else "")
 
 

@@ -14,10 +14,10 @@ from typing import Any
 from extract.models import Extraction
 from extract.resolve import Mention, Overrides, norm, resolve
 from extract.timeline import timelines
+from kb.config import CANONICAL_FOLDERS
 from kb.words import attribute_stems
 
 MAX_EVIDENCE = 5
-CANONICAL_FOLDERS = ("wiki/entities", "wiki/concepts")
 
 
 @dataclass

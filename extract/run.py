@@ -16,6 +16,7 @@ from extract.cost import Call, Estimate, check, estimate
 from extract.errors import ExtractError, FatalExtractError, InvalidOutput
 from extract.models import Extraction, Triage, json_schema, repair
 from extract.prompt import PROMPT_VERSION, SYSTEM, TRIAGE_SYSTEM, TRIAGE_VERSION, triage_message, user_message
+from kb.config import DEFAULT_EXTRACTOR
 from kb.errors import ConfigError
 from kb.tokens import count_tokens
 
@@ -122,7 +123,7 @@ class KnowledgeRun:
         queue = self.queue()
         if self.policy.batch and self.extractor is not None and queue is None:
             raise ConfigError("--batch needs the Anthropic extractor (the Message Batches API): drop --batch, or set "
-                              "extractor = \"anthropic:claude-haiku-5-5\" in the kb config")
+                              f"extractor = \"{DEFAULT_EXTRACTOR}\" in the kb config")
         waiting: set[str] = set()
         if queue is not None and not self.policy.dry_run:
             try:

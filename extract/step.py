@@ -16,7 +16,7 @@ from extract.errors import FatalExtractError
 from extract.models import json_schema
 from kb.tokens import count_tokens
 from pydantic import BaseModel
-from extract.graph import CANONICAL_FOLDERS, KnowledgeRows, attach_lines, build_rows
+from extract.graph import KnowledgeRows, attach_lines, build_rows
 from kb.embed import Embedder
 from extract.resolve import Overrides
 from extract.run import KnowledgeRun, Outcome, Policy
@@ -36,7 +36,7 @@ def cache_for(cfg: Config, vault: Path | None = None) -> ExtractionCache:
     vault = vault or cfg.vault
     if vault is not None:
         read_only.append(vault / ".kb" / "extract-cache")
-    read_only += [Path(str(p)).expanduser() for p in cfg.extra.get("extract_cache_dirs", [])]
+    read_only += cfg.extract_cache_dirs
     return ExtractionCache(cfg.home / "cache" / "extract", tuple(read_only), recorded_by=tuple(MODELS))
 
 
@@ -48,11 +48,9 @@ def graph_vault(store: Store) -> Path | None:
 
 def policy_for(cfg: Config, yes: bool, dry_run: bool, confirm: Callable[[str], bool] | None,
                batch: bool = False) -> Policy:
-    extra = cfg.extra
-    return Policy(ai_chat_folders=tuple(extra.get("ai_chat_folders", ["ChatGPT"])),
-                  private_optin=tuple(extra.get("remote_private_optin", [])),
-                  threshold_usd=float(extra.get("cost_threshold_usd", 0.50)), yes=yes, dry_run=dry_run,
-                  workers=min(int(extra.get("extract_workers", 16)), 64), confirm=confirm, batch=batch)
+    return Policy(ai_chat_folders=cfg.ai_chat_folders, private_optin=cfg.remote_private_optin,
+                  threshold_usd=cfg.cost_threshold_usd, yes=yes, dry_run=dry_run,
+                  workers=min(cfg.extract_workers, 64), confirm=confirm, batch=batch)
 
 
 def knowledge_step(store: Store, cfg: Config, policy: Policy, extractor: Extractor | None = None,
@@ -160,7 +158,7 @@ def _resolved_rows(store: Store, cfg: Config, outcome: Outcome, chunks: list[dic
     """Rows after the rules, judged near-duplicates (names by string and by embedding), the audit of
     single-evidence links and any re-typing; each line with its text and hash."""
     overrides = Overrides.from_yaml(load_overrides(cfg))
-    canonical = tuple(cfg.extra.get("canonical_folders", CANONICAL_FOLDERS))
+    canonical = cfg.canonical_folders
     by_id = {c["id"]: c for c in chunks}
     rows = build_rows(outcome.results, by_id, overrides, canonical)
     cache = cache_for(cfg, graph_vault(store))

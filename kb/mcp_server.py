@@ -203,7 +203,7 @@ class KbTools:
 
     def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
-        self.limits = limits_for(cfg.extra)
+        self.limits = limits_for(cfg.mcp_max_tokens, cfg.mcp_timeout_s)
         self._lock = threading.Lock()
         self._store: PublicStore | None = None
         self._embedder: Embedder | None = None

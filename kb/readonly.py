@@ -43,7 +43,6 @@ from typing import Any, Mapping
 from neo4j.graph import Node, Relationship
 from neo4j.graph import Path as GraphPath
 
-from kb.errors import ConfigError
 from kb.tokens import count_tokens
 
 HARD_MAX_TOKENS = 8000
@@ -219,18 +218,9 @@ def check_query_type(query_type: str | None) -> None:
     raise Refused(f"refused: the server did not classify the query as a read (query type {query_type!r})")
 
 
-def limit_value(extra: Mapping[str, Any], key: str, hard_max: float) -> float:
-    """A configured limit, lowered to `hard_max` when set higher; never raised past it."""
-    value = extra.get(key)
-    if value is None:
-        return hard_max
-    try:
-        number = float(value)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{key} = {value!r} is not a number") from exc
-    if not number > 0:
-        raise ConfigError(f"{key} = {value!r} must be greater than 0")
-    return min(number, hard_max)
+def limit_value(value: float | None, hard_max: float) -> float:
+    """A configured limit (checked > 0 by kb.config), lowered to `hard_max` when set higher; never raised past it."""
+    return hard_max if value is None else min(value, hard_max)
 
 
 def clean(value: Any) -> Any:
@@ -291,10 +281,10 @@ class Limits:
     timeout_s: float
 
 
-def limits_for(extra: Mapping[str, Any]) -> Limits:
-    """The response and time limits: the hard maxima, or lower values from the kb config's extra keys."""
-    return Limits(int(limit_value(extra, "mcp_max_tokens", HARD_MAX_TOKENS)),
-                  limit_value(extra, "mcp_timeout_s", HARD_TIMEOUT_S))
+def limits_for(max_tokens: int | None, timeout_s: float | None) -> Limits:
+    """The response and time limits: the hard maxima, or lower values from the kb config (mcp_max_tokens,
+    mcp_timeout_s)."""
+    return Limits(int(limit_value(max_tokens, HARD_MAX_TOKENS)), limit_value(timeout_s, HARD_TIMEOUT_S))
 
 
 def collect_rows(result: Any, max_tokens: int) -> dict[str, Any]:

@@ -83,7 +83,7 @@ def ensure_jars(paths: ServerPaths, cfg: Config | None = None, progress: Callabl
     """The server's jars, every one verified against the lock file on every start and fetched again if bad."""
     lock = jars.packaged_lock()
     if lock.version == paths.version:
-        repo = (cfg.extra.get("jar_repository") if cfg else None) or None
+        repo = cfg.jar_repository if cfg else None
         jars.ensure(paths.lib, lock, str(repo) if repo else None, progress)
         return paths.lib
     return _maven_unlocked(paths)

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from kb.config import coerce
 from kb.errors import ConfigError
 from kb.readonly import (HARD_MAX_TOKENS, HARD_TIMEOUT_S, Refused, check_query_type, check_text, clean, code_text,
                          decode_escapes, dumps, limit_value, normalise, shape_rows)
@@ -142,14 +143,14 @@ def test_query_type_verdict() -> None:
 
 
 def test_limits_only_go_down() -> None:
-    assert limit_value({}, "mcp_max_tokens", HARD_MAX_TOKENS) == HARD_MAX_TOKENS
-    assert limit_value({"mcp_max_tokens": 100000}, "mcp_max_tokens", HARD_MAX_TOKENS) == HARD_MAX_TOKENS
-    assert limit_value({"mcp_max_tokens": 2000}, "mcp_max_tokens", HARD_MAX_TOKENS) == 2000
-    assert limit_value({"mcp_timeout_s": 300}, "mcp_timeout_s", HARD_TIMEOUT_S) == HARD_TIMEOUT_S
-    assert limit_value({"mcp_timeout_s": "2.5"}, "mcp_timeout_s", HARD_TIMEOUT_S) == 2.5
-    for bad in (0, -1, "soon"):
-        with pytest.raises(ConfigError):
-            limit_value({"mcp_timeout_s": bad}, "mcp_timeout_s", HARD_TIMEOUT_S)
+    assert limit_value(None, HARD_MAX_TOKENS) == HARD_MAX_TOKENS
+    assert limit_value(100000, HARD_MAX_TOKENS) == HARD_MAX_TOKENS
+    assert limit_value(2000, HARD_MAX_TOKENS) == 2000
+    assert limit_value(300, HARD_TIMEOUT_S) == HARD_TIMEOUT_S
+    assert limit_value(2.5, HARD_TIMEOUT_S) == 2.5
+    for bad in (0, -1, "soon"):  # a bad value is refused when the config is read
+        with pytest.raises(ConfigError, match="mcp_timeout_s = .* write it like mcp_timeout_s = "):
+            coerce("mcp_timeout_s", bad, "in config.toml")
 
 
 def test_clean_leaves_out_long_number_lists() -> None:

@@ -85,8 +85,7 @@ def run(questions: str, vault: str, modes: str, split: str | None, out_dir: str 
         raise ConfigError(f"{questions}: {problems[0]} (and {len(problems) - 1} more): run `kb eval check`")
     cfg = config(vault=vault, embedder=embedder)
     if caches:
-        cfg = replace(cfg, extra={**cfg.extra, "extract_cache_dirs": [*cfg.extra.get("extract_cache_dirs", []),
-                                                                     *caches]})
+        cfg = replace(cfg, extract_cache_dirs=(*cfg.extract_cache_dirs, *(Path(c).expanduser() for c in caches)))
     emb = make_embedder(cfg)
     with store(cfg) as st:
         if do_refresh:
