@@ -40,8 +40,11 @@ def mentions(text: str) -> list[str]:
 def resolve(words: list[str]) -> tuple[click.Command, list[str]]:
     cmd: click.Command = cli
     rest = list(words)
-    while rest and isinstance(cmd, click.Group) and rest[0] in cmd.commands:
-        cmd = cmd.commands[rest.pop(0)]
+    while rest and isinstance(cmd, click.Group):
+        sub = cmd.get_command(click.Context(cmd), rest[0])  # kb's group loads its commands on first use
+        if sub is None:
+            break
+        cmd, rest = sub, rest[1:]
     return cmd, rest
 
 
