@@ -21,6 +21,7 @@ from kb.chunker import Chunk, chunk_note
 from kb.passages import passages
 from kb.config import Config, overrides_path
 from kb.errors import ConfigError
+from kb.facets import folder_facet, tag_facet
 from kb.links import LinkIndex, Resolved, alias_table
 from kb.markdown import RawLink
 from kb.progress import Bars
@@ -77,14 +78,6 @@ def folder_ancestors(folder: str) -> list[str]:
     """'' (the vault), then each folder down to `folder` itself."""
     parts = [p for p in folder.split("/") if p]
     return [""] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
-
-
-def folder_facet(folder: str) -> str:
-    return f"kbf_{_h(folder.strip('/'))}"
-
-
-def tag_facet(tag: str) -> str:
-    return f"kbt_{_h(tag.lower().lstrip('#'))}"
 
 
 def _raw_links_json(links: tuple[RawLink, ...]) -> str:

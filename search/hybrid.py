@@ -12,7 +12,7 @@ from typing import Any
 from kb.cypher import PRIVATE_WORD
 from kb.embed import Embedder
 from kb.errors import ConfigError
-from kb.refresh import folder_facet, tag_facet
+from kb.facets import folder_facet, tag_facet
 from kb.store import SearchIndex
 from search.fusion import FusionConfig
 

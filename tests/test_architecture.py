@@ -26,6 +26,24 @@ def imports(path: Path) -> set[str]:
     return found & OURS
 
 
+def module_imports(path: Path) -> set[str]:
+    """Full dotted names of every absolute import in a file."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_readers_do_not_import_the_refresh_writer() -> None:
+    """Search and eval read the graph; the facet words they match come from kb.facets, not from refresh."""
+    bad = [path.relative_to(REPO).as_posix() for package in ("search", "eval")
+           for path in sorted((REPO / package).rglob("*.py")) if "kb.refresh" in module_imports(path)]
+    assert bad == []
+
+
 def test_layers_only_import_downward() -> None:
     bad = []
     for package, allowed in ALLOWED.items():
@@ -65,3 +83,13 @@ def test_filtered_vector_query_filters_before_ranking() -> None:
     q = cypher.vector_chunks_filtered()
     assert q.index("WHERE") < q.index("vector.similarity.cosine") < q.index("ORDER BY score DESC, id")
     assert "queryNodes" not in q
+
+
+def test_facet_words_are_stable() -> None:
+    """The words refresh wrote into existing graphs: moving the helpers must not change them."""
+    from kb.facets import folder_facet, tag_facet
+    from kb.refresh import folder_facet as written_folder, tag_facet as written_tag
+
+    assert (written_folder, written_tag) == (folder_facet, tag_facet)
+    assert folder_facet("/Projects/") == folder_facet("Projects") == "kbf_53e890d5f0fffe09"
+    assert tag_facet("#Work") == tag_facet("work") == "kbt_e274eeff768c6396"
