@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import lru_cache
 
 from kb.tokens import count_tokens, encoding
 
@@ -39,8 +40,7 @@ def windows(text: str, size: int = PASSAGE_TOKENS, stride: int = STRIDE_TOKENS) 
     if count_tokens(text) <= size:
         return [text]
     words = text.split()
-    enc = encoding()
-    costs = [len(enc.encode_ordinary(" " + w)) for w in words]  # the batch call's threads cost more here
+    costs = [_word_cost(w) for w in words]
     out: list[str] = []
     start = 0
     while start < len(words):
@@ -57,6 +57,12 @@ def windows(text: str, size: int = PASSAGE_TOKENS, stride: int = STRIDE_TOKENS) 
             nxt += 1
         start = max(nxt, start + 1)
     return out
+
+
+@lru_cache(maxsize=200_000)
+def _word_cost(word: str) -> int:
+    """Tokens of one word after a space; words repeat, so a cache spares most encoder calls."""
+    return len(encoding().encode_ordinary(" " + word))
 
 
 def passages(chunk_id: str, note_path: str, breadcrumb: str, text: str) -> list[Passage]:

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 from kb import cypher
 from kb.chunker import Chunk, chunk_note
-from kb.passages import passages
+from kb.passages import Passage, passages
 from kb.config import Config, overrides_path
 from kb.errors import ConfigError
 from kb.facets import folder_facet, tag_facet
@@ -125,26 +125,30 @@ def _note_props(note: Note, sig: str) -> dict[str, Any]:
     }
 
 
-def _chunk_row(chunk: Chunk, note: Note) -> dict[str, Any]:
+def _chunk_row(chunk: Chunk, note: Note, parts: list[Passage]) -> dict[str, Any]:
     return {"id": chunk.id, "note_path": chunk.note_path, "hash": chunk.hash, "props": {
         "ord": chunk.ord, "text": chunk.text, "breadcrumb": chunk.breadcrumb, "date": chunk.date,
         "tokens": chunk.tokens, "note_path": chunk.note_path, "title": note.title, "folder": note.folder,
         "folder_key": note.folder + "/",
         "tags": list(note.tags), "private": note.private, "facets": _facets(note.folder, note.tags, chunk.date),
         "privacy": cypher.PRIVATE_WORD if note.private else ""},
-        "passages": [{"id": p.id, "ord": p.ord, "text": p.text, "hash": p.hash}
-                     for p in passages(chunk.id, chunk.note_path, chunk.breadcrumb, chunk.text)]}
+        "passages": [{"id": p.id, "ord": p.ord, "text": p.text, "hash": p.hash} for p in parts]}
 
 
 PARSE_SECONDS = 30  # one note taking longer than this is skipped, never a hung run
 
 
-def parse_and_chunk(vf: VaultFile, private_folders: tuple[str, ...]) -> tuple[Note, list[Chunk]] | Skipped:
-    """One note parsed and chunked, or the reason it could not be: one bad file never stops a run."""
+Parsed = tuple[Note, list[Chunk], list[list[Passage]]]  # a note, its chunks, each chunk's passages
+
+
+def parse_and_chunk(vf: VaultFile, private_folders: tuple[str, ...]) -> Parsed | Skipped:
+    """One note parsed, chunked and cut into passages (in the worker, which has the spare core), or the reason
+    it could not be: one bad file never stops a run."""
     try:
         with time_limit(PARSE_SECONDS):
             note = parse_note(vf, private_folders)
-            return note, chunk_note(note)
+            chunks = chunk_note(note)
+            return note, chunks, [passages(c.id, c.note_path, c.breadcrumb, c.text) for c in chunks]
     except FileNotFoundError:
         return Skipped(vf.path, "vanished during the run (renamed or deleted): run kb refresh again")
     except OSError as exc:
@@ -198,7 +202,7 @@ def _watch_parent(parent: int) -> None:
 
 
 def parsed_batches(todo: list[VaultFile], private_folders: tuple[str, ...],
-                   workers: int) -> Iterator[list[tuple[Note, list[Chunk]] | Skipped]]:
+                   workers: int) -> Iterator[list[Parsed | Skipped]]:
     """Parsed and chunked notes in batches; worker processes parse while this one writes."""
     if workers <= 1 or len(todo) < 4 * BATCH_NOTES:
         for start in range(0, len(todo), BATCH_NOTES):
@@ -208,7 +212,7 @@ def parsed_batches(todo: list[VaultFile], private_folders: tuple[str, ...],
     # transaction alive and blocking the next refresh. Workers also end when this process dies.
     ctx = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(workers, mp_context=ctx, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
-        batch: list[tuple[Note, list[Chunk]] | Skipped] = []
+        batch: list[Parsed | Skipped] = []
         for item in pool.map(parse_and_chunk, todo, itertools.repeat(private_folders), chunksize=32):
             batch.append(item)
             if len(batch) == BATCH_NOTES:
@@ -218,7 +222,7 @@ def parsed_batches(todo: list[VaultFile], private_folders: tuple[str, ...],
             yield batch
 
 
-def write_batch(store: Store, parsed: list[tuple[Note, list[Chunk]]], embedder_id: str,
+def write_batch(store: Store, parsed: list[Parsed], embedder_id: str,
                 existing: set[str] | dict[str, Any]) -> int:
     """Write notes with their chunks, tags and folders in one transaction (links come after, in `relink`)."""
     note_rows: list[dict[str, Any]] = []
@@ -227,14 +231,14 @@ def write_batch(store: Store, parsed: list[tuple[Note, list[Chunk]]], embedder_i
     pairs: list[list[str]] = []
     folders: dict[str, str | None] = {}
     tag_pairs: set[tuple[str, str]] = set()
-    for note, chunks in parsed:
+    for note, chunks, parts in parsed:
         # Links are written by `relink` once every note of the run exists: a target in a later batch would
         # otherwise be missed. An empty signature marks the note's links as still to be written.
         note_rows.append({"path": note.path, "folder": note.folder, "folder_name": _folder_name(note.folder),
                           "tags": list(note.tags), "props": _note_props(note, PENDING_SIG)})
         if note.path in existing:  # a new note has nothing to clear
             clear_rows.append({"path": note.path, "keep": [c.id for c in chunks]})
-        chunk_rows.extend(_chunk_row(c, note) for c in chunks)
+        chunk_rows.extend(_chunk_row(c, note, p) for c, p in zip(chunks, parts))
         pairs.extend([a.id, b.id] for a, b in zip(chunks, chunks[1:]))
         for anc in folder_ancestors(note.folder):
             folders[anc] = None if anc == "" else posixpath.dirname(anc)
@@ -334,7 +338,7 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None, unmar
             batch = [item for item in items if not isinstance(item, Skipped)]
             summary.skipped.extend({"path": s.path, "reason": s.reason} for s in items if isinstance(s, Skipped))
             summary.chunks_written += write_batch(store, batch, embedder_id, states)
-            for note, _ in batch:
+            for note, _, _ in batch:
                 (summary.changed if note.path in states else summary.added).append(note.path)
                 summary.warnings.extend(note.warnings)
             advance(len(items))
