@@ -55,3 +55,18 @@ def test_help_imports_no_command_module() -> None:
 def test_unknown_command_is_still_an_error() -> None:
     result = CliRunner().invoke(cli, ["serach", "x"])
     assert result.exit_code == 2 and "No such command 'serach'" in result.output
+
+
+def loaded_by(name: str) -> set[str]:
+    """Top-level packages a fresh process has imported after loading command `name`."""
+    code = f"import sys\nfrom kb.cli import load_command\nload_command({name!r})\nprint(' '.join(sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    return {m.split(".")[0] for m in proc.stdout.split()}
+
+
+def test_commands_load_only_what_they_use() -> None:
+    """The SDKs, charts, the extractor and the progress bars wait for the commands that use them."""
+    assert loaded_by("search") & {"anthropic", "ollama", "matplotlib", "extract", "eval", "rich",
+                                  "onnxruntime"} == set()
+    assert loaded_by("skills") & {"neo4j", "numpy", "anthropic", "ollama", "search", "extract"} == set()
+    assert loaded_by("mcp") & {"mcp", "neo4j", "anthropic", "ollama", "extract"} == set()

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import click
 
 from kb.config import Config, load_config
-from kb.store import Store, open_store
+
+if TYPE_CHECKING:
+    from kb.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,6 +34,8 @@ def config(**flags: Any) -> Config:
 
 
 def store(cfg: Config) -> Store:
+    """The graph store; the Neo4j driver is imported here, by the commands that need it."""
+    from kb.store import open_store
     return open_store(cfg)
 
 
