@@ -640,3 +640,16 @@ def shortest_path() -> str:
             "[r IN relationships(p) | {type: type(r), from: startNode(r).name, to: endNode(r).name, "
             "evidence: r.evidence[0], chunk_ids: r.chunk_ids, first_seen: r.first_seen}] AS rels")
 
+
+def chunk_claims() -> str:
+    """The claims $chunk_ids support (private ones only with $private), each with the entity it is about, when
+    it was replaced or followed, and its line's similarity to $qvec: what claim-aware re-ranking reads."""
+    return ("UNWIND $chunk_ids AS cid MATCH (c:Chunk {id: cid})-[:SUPPORTS]->(cl:Claim)-[:ABOUT]->(e:Entity) "
+            "WHERE " + _VISIBLE_CLAIM + " "
+            "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
+            "WITH c, cl, e, collect(DISTINCT n) AS ns, collect(DISTINCT f) AS fs "
+            "RETURN c.id AS chunk, e.key AS entry, e.name AS entity, cl {.attribute, .value, .modality, "
+            ".valid_from, .note_date, .note_path, .is_current, .attr_stems} AS claim, "
+            "[x IN ns | {value: x.value, as_of: coalesce(x.valid_from, x.note_date)}] AS sup, "
+            "[x IN fs | {value: x.value, as_of: coalesce(x.valid_from, x.note_date)}] AS then, "
+            + _SIM.format(v="cl") + " AS score ORDER BY c.id, cl.id")

@@ -160,8 +160,9 @@ def _search_note(note: Mapping[str, Any]) -> dict[str, Any]:
                "breadcrumb": c["breadcrumb"], "date": c["date"], "text": c["text"]} for c in note["chunks"]]
     out = {"rank": note["rank"], "path": path, "title": note["title"], "date": date, "score": note["score"],
            "chunks": chunks}
-    if note.get("promoted"):  # graph mode moved it to the top: it states the value asked for
-        out["promoted"] = note["promoted"]
+    for key in ("promoted", "demoted"):  # graph mode moved it: it states the value asked for, or only old claims
+        if note.get(key):
+            out[key] = note[key]
     return out
 
 
@@ -247,18 +248,24 @@ class KbTools:
                mode: Annotated[Literal["auto", "hybrid", "graph"], Field(
                    description="auto (default: a rule-based router picks), hybrid (keyword + vector), or graph "
                                "(hybrid plus dated, modality-labelled claim and relationship lines).")] = "auto",
+               as_of: Annotated[str | None, Field(pattern=DATE, description="Read the vault as of YYYY-MM-DD: "
+                                                  "notes written by then, claims valid then, that day's value "
+                                                  "first.")] = None,
+               current: Annotated[bool, Field(description="Leave outdated claims out of the graph lines.")] = False,
                ) -> CallToolResult:
         """Search the vault: ranked notes with dated citations and chunk text; in graph mode also claim
         timelines (current value first, superseded values and plans marked) and relationships with evidence."""
         return self._call(lambda: self._search(question, k, Filters(folder, tag, _date(since, "since"),
-                                                                     _date(until, "until")), mode), embedder=True)
+                                                                     _date(until, "until")), mode,
+                                               _date(as_of, "as_of"), current), embedder=True)
 
-    def _search(self, question: str, k: int, filters: Filters, mode: str = "hybrid") -> dict[str, Any]:
+    def _search(self, question: str, k: int, filters: Filters, mode: str = "hybrid", as_of: str | None = None,
+                current: bool = False) -> dict[str, Any]:
         store, emb = self.store(), self.embedder()
         asked = question[:MAX_QUESTION_CHARS]
         with store.view():
             require_built_by(store, emb, "set KB_EMBEDDER or run `kb refresh --reembed`")
-            result = run_search(store, emb, asked, mode, k, filters)
+            result = run_search(store, emb, asked, mode, k, filters, as_of=as_of, current=current)
         echo = question if len(question) <= ECHO_CHARS else question[:ECHO_CHARS] + "…"
         payload: dict[str, Any] = {"query": echo, "mode": result["mode"], "filters": result["filters"]}
         if len(question) > MAX_QUESTION_CHARS:
@@ -266,6 +273,10 @@ class KbTools:
                                           f"{MAX_QUESTION_CHARS} were searched")
         if "router" in result:
             payload["router"] = result["router"]
+        if result.get("question", {}).get("readings"):
+            payload["dates_read"] = result["question"]["readings"]
+        if as_of or current:
+            payload["as_of"], payload["current_only"] = as_of, current
         if "graph" in result:
             payload["graph_lines"] = [line["text"] for line in result["graph"]["lines"]]
         payload["results"] = [_search_note(n) for n in result["results"]]

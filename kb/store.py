@@ -348,3 +348,9 @@ class KnowledgeStore:
 
     def entity_relationships(self, key: str) -> list[dict[str, Any]]:
         return self.store.read(cypher.entity_relationships(), key=key)
+
+    def chunk_claims(self, chunk_ids: Sequence[str], qvec: list[float] | None,
+                     include_private: bool) -> list[dict[str, Any]]:
+        """The claims the given chunks support, with their entity, replacements and similarity to `qvec`."""
+        return self.store.read(cypher.chunk_claims(), chunk_ids=list(chunk_ids), qvec=qvec,
+                               private=include_private)

@@ -4,46 +4,47 @@ one year the question names) move to the top of the ranking, ahead of notes with
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
+from search.rerank import claim_when
+
 FACTUAL = ("fact", "reported")
-YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
-_NOW_WORDS = r"current(ly)?|now|today|latest|most recent|these days|still"
-NOW = re.compile(rf"\b({_NOW_WORDS}|anymore)\b", re.IGNORECASE)
-WHY = re.compile(r"\bwhy\b", re.IGNORECASE)
-VALUE = re.compile(rf"\b(how (many|much)|what (is|are|was|were|does|do)|what's|{_NOW_WORDS})\b", re.IGNORECASE)
-CHANGE = re.compile(r"\b(chang\w*|evolv\w*|over time|history|grown|grew|went from)\b", re.IGNORECASE)
-
-
-def asks_about_change(question: str) -> bool:
-    """"How has X changed?": the whole history is the answer (and its current value comes first)."""
-    return CHANGE.search(question) is not None
-
-
-def asks_for_value(question: str, named: bool = True) -> bool:
-    """Whether the question asks for a value (how many, what is, ... now, in a year, or, about an entity it
-    names, how the value changed); a why-question asks for reasons and keeps hybrid's order."""
-    if WHY.search(question) is not None:
-        return False
-    return bool(VALUE.search(question) or asked_year(question) or (named and asks_about_change(question)))
-
-
-def asked_year(question: str) -> str | None:
-    """The one year a question is about ("in 2024"), unless it also asks for the value now."""
-    years = sorted(set(YEAR.findall(question)))
-    return years[0] if len(years) == 1 and not NOW.search(question) else None
 
 
 def _when(claim: dict[str, Any]) -> str:
-    return str(claim.get("valid_from") or claim.get("note_date") or "")
+    return claim_when(claim)
 
 
-def lead_claims(claims: list[dict[str, Any]], named: set[str], asked: set[str],
-                year: str | None) -> list[dict[str, Any]]:
+def as_of_rows(rows: list[dict[str, Any]], as_of: str) -> list[dict[str, Any]]:
+    """Claim rows as they stood on `as_of`: claims from notes written later, or valid only later, left out;
+    a claim current then (no replacement by that day) marked current, its later replacements forgotten."""
+    out = []
+    for r in rows:
+        c = r["claim"]
+        if _when(c) > as_of or str(c.get("note_date") or "")[:10] > as_of:
+            continue
+        sup = [s for s in r["sup"] if s.get("as_of") and claim_when({"valid_from": s["as_of"]}) <= as_of]
+        then = [t for t in r["then"] if t.get("as_of") and claim_when({"valid_from": t["as_of"]}) <= as_of]
+        factual = c["modality"] in FACTUAL
+        current = factual and not sup and bool(c.get("is_current") or r["sup"])
+        out.append({**r, "sup": sup, "then": then, "claim": {**c, "is_current": current}})
+    return out
+
+
+def current_only(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Only claims that still stand: current facts, and plans or opinions nothing later replaced or followed."""
+    def stands(r: dict[str, Any]) -> bool:
+        if r["sup"] or r["then"]:
+            return False
+        return bool(r["claim"].get("is_current")) or r["claim"]["modality"] not in FACTUAL
+    return [r for r in rows if stands(r)]
+
+
+def lead_claims(claims: list[dict[str, Any]], named: set[str], asked: set[str], start: str | None,
+                at: str | None) -> list[dict[str, Any]]:
     """Per timeline of a named entity whose attribute the question asks for in full (every stem of
     customer_count, not just one of enterprise_definition) and that has a history: its current facts, or with
-    a year, the latest facts valid in that year."""
+    a date `at`, the latest facts valid then (with a period, those that took effect in it from `start`)."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in claims:
         stems = set(row["claim"].get("attr_stems") or [])
@@ -55,8 +56,9 @@ def lead_claims(claims: list[dict[str, Any]], named: set[str], asked: set[str],
         if not any(r["sup"] or r["claim"]["modality"] not in FACTUAL for r in rows):
             continue  # one undisputed value: nothing outdated to keep below it
         facts = [r for r in rows if r["claim"]["modality"] in FACTUAL]
-        if year:
-            facts = [r for r in facts if _when(r["claim"]).startswith(year)]
+        if at:
+            facts = [r for r in facts if (start or "") <= _when(r["claim"]) <= at and
+                     not any(s.get("as_of") and claim_when({"valid_from": s["as_of"]}) <= at for s in r["sup"])]
             latest = max((_when(r["claim"]) for r in facts), default="")
             leads += [r for r in facts if _when(r["claim"]) == latest]
         else:
@@ -64,15 +66,33 @@ def lead_claims(claims: list[dict[str, Any]], named: set[str], asked: set[str],
     return leads
 
 
+def _written(r: dict[str, Any], period: tuple[str, str] | None) -> tuple[int, str, str]:
+    """Order of lead notes: newest first; for a period, notes written in it first (newest first), then those
+    written after it (soonest first), then before it."""
+    date, path = str(r["claim"].get("note_date") or "")[:10], r["claim"]["note_path"]
+    if period is None:
+        return 0, _neg(date), path
+    start, end = period
+    if start <= date <= end:
+        return 0, _neg(date), path
+    return (1, date, path) if date > end else (2, _neg(date), path)
+
+
+def _neg(date: str) -> str:
+    """A date as a key that sorts newest first."""
+    return "".join(chr(0x10FFFF - ord(ch)) for ch in date)
+
+
 def promote(results: list[dict[str, Any]], leads: list[dict[str, Any]], limit: int, reason: str,
-            fetch: Callable[[list[tuple[str, str]]], list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Lead notes first (newest note first, at most `limit`), then the others in their hybrid order; a lead
-    note outside the results comes in with the chunk that states the value (`fetch` builds it)."""
+            fetch: Callable[[list[tuple[str, str]]], list[dict[str, Any]]],
+            period: tuple[str, str] | None = None) -> list[dict[str, Any]]:
+    """Lead notes first (newest note first, or those written in `period`, at most `limit`), then the others in
+    their hybrid order; a lead note outside the results comes in with the chunk that states the value (`fetch`
+    builds it)."""
     if not leads or limit <= 0:
         return results
     by_note: dict[str, str] = {}
-    for r in sorted(leads, key=lambda r: (str(r["claim"].get("note_date") or ""), r["claim"]["note_path"]),
-                    reverse=True):
+    for r in sorted(leads, key=lambda r: _written(r, period)):
         by_note.setdefault(r["claim"]["note_path"], r.get("chunk") or "")
     first = list(by_note.items())[:limit]
     present = {r["path"]: r for r in results}

@@ -12,10 +12,11 @@ from typing import Any
 from kb.embed import Embedder
 from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
-from kb.words import question_stems
-from search.current import asked_year, asks_about_change, asks_for_value, lead_claims, promote
+from search.current import as_of_rows, current_only, lead_claims, promote
 from search.hybrid import Filters, hybrid_search, notes_for_chunks, query_terms, question_vector
 from search.lines import Line, claim_lines, link_line
+from search.question import Question, parse
+from search.rerank import demote, relevant, standings
 
 ENTITY_TERMS = 200  # the entity-name index has one field: 200 terms stay far under Lucene's 1,024 clauses
 PRONOUNS = frozenset("i me my we us our you he him his she her it its they them their this that who".split())
@@ -49,17 +50,25 @@ class GraphConfig:
     max_lines: int = 15  # unpinned lines kept after the trim
     per_timeline: int = 3  # pinned lines per asked-for timeline (current first), unless the question asks how
     # it changed; older values go to the trim
-    promote: int = 3  # notes stating the current (or asked-year) value moved to the top; 0 keeps hybrid's order
+    promote: int = 3  # notes stating the current (or asked-period) value moved to the top; 0 keeps hybrid's order
+    rerank: bool = True  # notes whose claims about the asked subject are outdated or not facts go below
+    claim_margin: float = 0.05  # a claim is about the asked attribute when its line is this close to the best
+    rerank_depth: int = 20  # how many ranked notes the re-ranking reads the claims of
 
 
 PRESETS = {"default": GraphConfig(), "no-trim": GraphConfig(trim=False),
            "wide": GraphConfig(seeds=12, trim_margin=0.25),
-           "one-hop": GraphConfig(two_hops=False), "no-promote": GraphConfig(promote=0)}
+           "one-hop": GraphConfig(two_hops=False), "no-promote": GraphConfig(promote=0, rerank=False),
+           "no-lift": GraphConfig(promote=0), "no-rerank": GraphConfig(rerank=False)}
 
 
-def implied_types(question: str) -> list[str]:
-    q = question.lower()
-    return sorted({t for pattern, types in RELATION_WORDS.items() if re.search(pattern, q) for t in types})
+def implied_types(question: str | Question) -> list[str]:
+    """Relationship types an English question names (RELATION_WORDS); none for other languages."""
+    q = question if isinstance(question, Question) else parse(question)
+    if q.lang != "en":
+        return []
+    low = q.text.lower()
+    return sorted({t for pattern, types in RELATION_WORDS.items() if re.search(pattern, low) for t in types})
 
 
 def entity_words(question: str) -> str:
@@ -68,42 +77,55 @@ def entity_words(question: str) -> str:
     return " ".join(words)
 
 
-def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | None, question: str,
-                 cfg: GraphConfig = GraphConfig(), filters: Filters | None = None) -> dict[str, Any]:
-    """Hybrid results plus trimmed graph lines within one token budget; byte-for-byte deterministic."""
+def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | None, question: str | Question,
+                 cfg: GraphConfig = GraphConfig(), filters: Filters | None = None, as_of: str | None = None,
+                 current: bool = False) -> dict[str, Any]:
+    """Hybrid results plus trimmed graph lines within one token budget; byte-for-byte deterministic. With
+    `as_of`, claims are read as they stood that day; with `current`, outdated claims are left out."""
+    q = question if isinstance(question, Question) else parse(question)
     t0 = time.perf_counter()
-    qvec = question_vector(embedder, question)
-    base = hybrid_search(index, embedder, question, k=cfg.k, filters=filters, qvec=qvec)
+    qvec = question_vector(embedder, q.text)
+    base = hybrid_search(index, embedder, q.text, k=cfg.k, filters=filters, qvec=qvec)
     t1 = time.perf_counter()
     chunk_ids = [c["id"] for r in base["results"][:5] for c in r["chunks"]]
-    types = implied_types(question)
-    asked = question_stems(question)
+    types = implied_types(q)
     private = bool(filters and filters.include_private)
-    ctx = ks.graph_context(question, entity_words(question), sorted(PRONOUNS), chunk_ids, cfg.seeds,
-                           bool(types and cfg.two_hops), types, sorted(asked), qvec, cfg.links_per_entity,
+    ctx = ks.graph_context(q.text, entity_words(q.text), sorted(PRONOUNS), chunk_ids, cfg.seeds,
+                           bool(types and cfg.two_hops), types, sorted(q.stems), qvec, cfg.links_per_entity,
                            cfg.links_per_seed, cfg.max_claims, cfg.max_lines if cfg.trim else 1000, private)
+    if as_of:
+        ctx = {**ctx, "claims": as_of_rows(ctx["claims"], as_of)}
+    if current:
+        ctx = {**ctx, "claims": current_only(ctx["claims"])}
     named, seeds = ctx["named"], ctx["seeds"]
     entry = {e["key"]: e["name"] for e in named + seeds}  # key -> name, named entities first
     # the history of what a question names is its answer: not capped
-    per_timeline = cfg.max_claims if named and asks_about_change(question) else cfg.per_timeline
+    per_timeline = cfg.max_claims if named and q.intent == "change" else cfg.per_timeline
     lines = in_date_range(_lines(ctx, entry, types, private, cfg.max_claims, per_timeline), filters)
     kept, dropped = trim(lines, qvec is not None, cfg)
     kept, repeated = _unrepeated(kept, base["results"], cfg)
     # whose values count: the entities the question names, else ("what do we charge?") those of the top notes
     subjects = {e["key"] for e in (named or seeds)}
-    if asks_for_value(question, bool(named)):
-        base["results"] = _current_first(index, base["results"], ctx["claims"], subjects, asked, question, cfg,
-                                         filters)
+    moved: list[dict[str, str]] = []
+    if q.asks_for_state() or ((as_of or current) and q.intent != "why"):
+        base["results"], moved = _rerank(index, ks, base["results"], ctx["claims"], subjects, q, cfg, filters,
+                                         as_of, {e["key"] for e in named}, qvec)
     t2 = time.perf_counter()
     tokens, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
-    base.update(mode="graph", graph={
+    base.update(mode="graph", question=_question_json(q, as_of, current), graph={
         "entry_entities": [{"name": e["name"], "key": e["key"], "named": n < len(named)}
                            for n, e in enumerate(named + seeds)],
-        "implied_relationships": types, "lines": [asdict(line) for line in used],
+        "implied_relationships": types, "lines": [asdict(line) for line in used], "reranked": moved,
         "dropped_by_trim": dropped, "dropped_as_read_in_chunks": repeated, "tokens": tokens, "config": asdict(cfg)})
     base["timing"] = {**base["timing"], "hybrid_ms": round((t1 - t0) * 1e3, 2),
                       "graph_ms": round((t2 - t1) * 1e3, 2)}
     return base
+
+
+def _question_json(q: Question, as_of: str | None, current: bool) -> dict[str, Any]:
+    """How the question was read, for the output."""
+    return {"language": q.lang, "intent": q.intent, "now": q.now, "readings": q.readings(), "rules": list(q.rules),
+            "as_of": as_of, "current_only": current}
 
 
 def in_date_range(lines: list[Line], filters: Filters | None) -> list[Line]:
@@ -114,17 +136,30 @@ def in_date_range(lines: list[Line], filters: Filters | None) -> list[Line]:
     return [ln for ln in lines if ln.date and (not since or ln.date >= since) and (not until or ln.date <= until)]
 
 
-def _current_first(index: SearchIndex, results: list[dict[str, Any]], claims: list[dict[str, Any]],
-                   subjects: set[str], asked: set[str], question: str, cfg: GraphConfig,
-                   filters: Filters | None) -> list[dict[str, Any]]:
-    """Notes stating the value the question asks for go first; a note outside the results joins them only
-    when no folder, tag or date filter is set (it might not pass one)."""
-    year = asked_year(question)
-    leads = lead_claims(claims, subjects, asked, year)
-    narrowed = filters is not None and any(v is not None for v in filters.params().values())
-    reason = f"states the value in {year}" if year else "states the current value"
-    return promote(results, leads, cfg.promote, reason,
-                   lambda pairs: [] if narrowed else notes_for_chunks(index, pairs))
+def _rerank(index: SearchIndex, ks: KnowledgeStore, results: list[dict[str, Any]], claims: list[dict[str, Any]],
+            subjects: set[str], q: Question, cfg: GraphConfig, filters: Filters | None, as_of: str | None,
+            named: set[str], qvec: list[float] | None) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Notes stating the value asked for first (`promote`, a note outside the results joins them only when no
+    folder, tag or date filter is set: it might not pass one); then notes whose claims about the subject are
+    outdated or not facts go below those that state it. Returns the ranking and what moved, with why."""
+    at = as_of or (q.period.end if q.period else None)
+    if cfg.promote and q.intent in ("value", "change"):
+        leads = lead_claims(claims, subjects, set(q.stems), q.period.start if q.period else None, at)
+        narrowed = filters is not None and filters.active()
+        reason = (f"states the value as of {at}" if at else "states the current value")
+        period = (q.period.start, q.period.end) if q.period and not as_of else None
+        results = promote(results, leads, cfg.promote, reason,
+                          lambda pairs: [] if narrowed else notes_for_chunks(index, pairs), period)
+    if not cfg.rerank:
+        return results, []
+    note_of = {c["id"]: r["path"] for r in results[:cfg.rerank_depth] for c in r["chunks"]}
+    rows = ks.chunk_claims(sorted(note_of), qvec, bool(filters and filters.include_private))
+    if as_of:
+        rows = as_of_rows(rows, as_of)
+    stand = standings(relevant(rows, q, named, cfg.claim_margin), q, as_of, note_of)
+    results = demote(results, stand)
+    moved = [{"path": r["path"], "why": r[k]} for r in results for k in ("promoted", "demoted") if r.get(k)]
+    return results, moved
 
 
 def _public(row: dict[str, Any]) -> dict[str, Any]:

@@ -2,34 +2,45 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from dataclasses import replace
 from typing import Any
 
 from kb.embed import Embedder
 from kb.store import KnowledgeStore, SearchIndex, Store
 from search.graph import PRESETS, GraphConfig, graph_search
 from search.hybrid import Filters, hybrid_search
+from search.question import parse
 from search.router import route
 
 MODES = ("hybrid", "graph", "auto")
 
 
 def run_search(store: Store, embedder: Embedder | None, question: str, mode: str = "hybrid", k: int = 20,
-               filters: Filters | None = None, preset: str = "default") -> dict[str, Any]:
-    """Search in the given mode; `auto` routes by rules and says why."""
+               filters: Filters | None = None, preset: str = "default", as_of: str | None = None,
+               current: bool = False, today: dt.date | None = None) -> dict[str, Any]:
+    """Search in the given mode; `auto` routes by rules and says why. `as_of` (YYYY-MM-DD) keeps notes written
+    by then and reads claims as they stood; `current` leaves outdated claims out of the graph lines; `today`
+    anchors relative dates in the question."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+    q = parse(question, today or (dt.date.fromisoformat(as_of) if as_of else None))
+    if as_of:
+        f = filters or Filters()
+        filters = replace(f, until=min(f.until, as_of) if f.until else as_of)
     reason = None
     if mode == "auto":
-        mode, reason = route(question)
+        mode, reason = route(q, as_of, current)
     index = SearchIndex(store)
     if mode == "graph":
         cfg = PRESETS.get(preset, GraphConfig())
         if cfg.k != k:
-            from dataclasses import replace
             cfg = replace(cfg, k=k)
-        result = graph_search(index, KnowledgeStore(store), embedder, question, cfg, filters)
+        result = graph_search(index, KnowledgeStore(store), embedder, q, cfg, filters, as_of, current)
     else:
         result = hybrid_search(index, embedder, question, k=k, filters=filters)
+        result["question"] = {"language": q.lang, "intent": q.intent, "readings": q.readings(), "as_of": as_of,
+                              "current_only": current}
     if reason is not None:
         result["router"] = {"mode": mode, "reason": reason}
     return result

@@ -1,9 +1,16 @@
 """The rule-based router behind `--mode auto`: graph for change, chains, decisions, plan-vs-fact and paths;
-hybrid for everything else. No LLM call; the choice and its reason are returned with the result."""
+hybrid for everything else. No LLM call; the choice and its reason are returned with the result. It reads the
+typed question (intent and dates, in any language the question rules read); the English phrase rules below
+add the shapes no intent covers and apply to English questions only."""
 
 from __future__ import annotations
 
 import re
+
+from search.question import Question, parse
+
+INTENT_REASONS = {"change": "how something changed", "happened": "whether something happened (plan versus fact)",
+                  "path": "a path between two things"}
 
 GRAPH_RULES: tuple[tuple[str, str], ...] = (
     (r"\bhow (has|have|did|do(es)?)\b.*\b(change|chang(ed|ing)|evolv|grow|grew|drop|move)", "how something changed"),
@@ -24,10 +31,18 @@ GRAPH_RULES: tuple[tuple[str, str], ...] = (
 )
 
 
-def route(question: str) -> tuple[str, str]:
+def route(question: str | Question, as_of: str | None = None, current: bool = False) -> tuple[str, str]:
     """("graph" | "hybrid", reason)."""
-    q = question.lower()
-    for pattern, reason in GRAPH_RULES:
-        if re.search(pattern, q):
-            return "graph", reason
+    q = question if isinstance(question, Question) else parse(question)
+    if as_of or current:
+        return "graph", "claims as of a date" if as_of else "current claims only"
+    if q.intent in INTENT_REASONS:
+        return "graph", INTENT_REASONS[q.intent]
+    if q.intent == "value" and (q.now or q.ranges):
+        return "graph", f"a value {'now' if q.now else 'at a given time'} ({q.lang})"
+    if q.lang == "en":
+        low = q.text.lower()
+        for pattern, reason in GRAPH_RULES:
+            if re.search(pattern, low):
+                return "graph", reason
     return "hybrid", "a single fact, roll-up, theme or paraphrase: hybrid search answers it"

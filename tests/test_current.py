@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from search.current import asked_year, asks_about_change, asks_for_value, lead_claims, promote
+from search.current import lead_claims, promote
+from search.question import parse
 
 
 def row(value: str, path: str, date: str, *, current: bool = False, sup: bool = False, modality: str = "fact",
@@ -20,23 +21,25 @@ TIMELINE = [row("341", "dash.md", "2026-03-31", current=True), row("318", "q4.md
 
 
 def test_which_questions_ask_for_a_value() -> None:
-    assert asks_for_value("How many customers do we have now?") and asks_for_value("What did we charge in 2023?")
-    assert not asks_for_value("Why have customers churned over the years?")
-    assert asks_for_value("How has Acme's customer count changed?")  # about an entity it names
-    assert not asks_for_value("How has the way we price changed?", named=False)
-    assert asks_about_change("How did pricing evolve?") and not asks_about_change("Who led the seed round?")
-    assert asked_year("How many customers in 2024?") == "2024"
-    assert asked_year("How many customers now, after 2024?") is None  # "now" wins
-    assert asked_year("Between 2023 and 2024?") is None
+    assert parse("How many customers do we have now?").asks_for_state()
+    assert parse("What did we charge in 2023?").asks_for_state()
+    assert not parse("Why have customers churned over the years?").asks_for_state()
+    assert parse("How has Acme's customer count changed?").intent == "change"
+    assert parse("How did pricing evolve?").intent == "change" and parse("Who led the seed round?").intent != "change"
+    period = parse("How many customers in 2024?").period
+    assert period is not None and (period.start, period.end) == ("2024-01-01", "2024-12-31")
+    assert parse("How many customers now, after 2024?").period is None  # "now" wins
+    assert parse("Between 2023 and 2024?").period is None
 
 
 def test_lead_claims_are_the_current_facts_or_the_latest_of_the_year() -> None:
-    assert [r["claim"]["value"] for r in lead_claims(TIMELINE, {"thing:acme"}, {"customer"}, None)] == ["341"]
-    assert [r["claim"]["value"] for r in lead_claims(TIMELINE, {"thing:acme"}, {"customer"}, "2023")] == ["133"]
-    assert lead_claims(TIMELINE, {"thing:other"}, {"customer"}, None) == []  # not the entity asked about
-    assert lead_claims(TIMELINE, {"thing:acme"}, {"price"}, None) == []  # not the attribute asked about
+    assert [r["claim"]["value"] for r in lead_claims(TIMELINE, {"thing:acme"}, {"customer"}, None, None)] == ["341"]
+    assert [r["claim"]["value"]
+            for r in lead_claims(TIMELINE, {"thing:acme"}, {"customer"}, "2023-01-01", "2023-12-31")] == ["133"]
+    assert lead_claims(TIMELINE, {"thing:other"}, {"customer"}, None, None) == []  # not the entity asked about
+    assert lead_claims(TIMELINE, {"thing:acme"}, {"price"}, None, None) == []  # not the attribute asked about
     undisputed = [row("12", "a.md", "2024-01-01", current=True)]
-    assert lead_claims(undisputed, {"thing:acme"}, {"customer"}, None) == []  # no history: nothing to reorder
+    assert lead_claims(undisputed, {"thing:acme"}, {"customer"}, None, None) == []  # no history: nothing to reorder
 
 
 def test_promote_moves_or_brings_in_the_lead_notes() -> None:

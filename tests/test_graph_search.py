@@ -121,6 +121,6 @@ def test_a_named_year_asks_for_the_value_then(built: Store) -> None:
     result = graph_search(SearchIndex(built), KnowledgeStore(built), EMB,
                           "How many customers did Lumen Ledger have in 2023?", filters=Filters(include_private=True))
     promoted = [r for r in result["results"] if r.get("promoted")]
-    assert promoted and all(r["promoted"] == "states the value in 2023" for r in promoted)
+    assert promoted and all(r["promoted"] == "states the value as of 2023-12-31" for r in promoted)
     assert result["results"][0] is promoted[0]
     assert "| 2023-12-31 | 133 |" in " ".join(c["text"] for c in promoted[0]["chunks"])  # the 2023 year-end row

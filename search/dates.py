@@ -1,0 +1,162 @@
+"""Dates in a question, read as ranges against an injectable `today`: explicit years and quarters by two small
+named rules, relative phrases ("last week", "two years ago", "letztes Jahr", "去年") by dateparser in the
+question's language, "since X" as an open range up to today."""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+# the languages dateparser is asked to read; a question in another language keeps only the explicit rules
+PARSED_LANGUAGES = ("en", "de", "fr", "es", "zh")
+YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+# Q3 2024 / Q3 last year / 2024-Q3 / 2024 Q3; the year may be missing (then the latest past such quarter)
+QUARTER = re.compile(r"(?i)(?:(?<!\d)((?:19|20)\d\d)[\s-]*)?\bQ([1-4])\b(?:[\s-]*((?:19|20)\d\d)(?!\d))?")
+CJK_QUARTER = re.compile(r"(?:((?:19|20)\d\d)年)?第([一二三四1-4])季度")
+CJK_DIGIT = {"一": 1, "二": 2, "三": 3, "四": 4, "1": 1, "2": 2, "3": 3, "4": 4}
+LAST_QUARTER = re.compile(r"(?i)\b(last quarter|previous quarter|letzte[sn]? quartal|vorige[sn]? quartal|"
+                          r"dernier trimestre|trimestre dernier|último trimestre)\b|上个?季度|上一季度")
+THIS_QUARTER = re.compile(r"(?i)\b(this quarter|dieses quartal|ce trimestre|este trimestre)\b|本季度|这个季度")
+LAST_YEAR = re.compile(r"(?i)\b(last year|letzte[sn]? jahr|l'année dernière|el año pasado)\b|去年")
+SINCE = re.compile(r"(?i)(\bsince|\bseit|\bdepuis|\bdesde|自从?|从)\s*$")
+
+
+@dataclass(frozen=True)
+class DateRange:
+    """A phrase of the question and the dates it was read as (both ends inclusive, ISO)."""
+
+    phrase: str
+    start: str
+    end: str
+
+    def reading(self) -> str:
+        return f"read '{self.phrase}' as {self.start}..{self.end}"
+
+
+def _quarter(year: int, q: int) -> tuple[dt.date, dt.date]:
+    end_month = q * 3
+    return dt.date(year, end_month - 2, 1), dt.date(year, end_month, calendar.monthrange(year, end_month)[1])
+
+
+def _latest_quarter(q: int, today: dt.date) -> int:
+    """The year of the latest quarter q that has begun by today."""
+    return today.year if _quarter(today.year, q)[0] <= today else today.year - 1
+
+
+def _span(when: dt.date, period: str) -> tuple[dt.date, dt.date]:
+    if period == "year":
+        return dt.date(when.year, 1, 1), dt.date(when.year, 12, 31)
+    if period == "month":
+        return when.replace(day=1), when.replace(day=calendar.monthrange(when.year, when.month)[1])
+    if period == "week":
+        start = when - dt.timedelta(days=when.weekday())
+        return start, start + dt.timedelta(days=6)
+    return when, when
+
+
+def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
+    """Quarter phrases with their character spans."""
+    out = []
+    for m in QUARTER.finditer(text):
+        q = int(m.group(2))
+        rest = text[m.end():m.end() + 12]
+        year_s = m.group(1) or m.group(3)
+        if year_s:
+            year = int(year_s)
+        elif LAST_YEAR.match(rest.strip()) or re.match(r"(?i)\s*(of )?last year", rest):
+            year = today.year - 1
+        else:
+            year = _latest_quarter(q, today)
+        start, end = _quarter(year, q)
+        out.append((m.start(), m.end(), DateRange(m.group(0).strip(), start.isoformat(), end.isoformat())))
+    for m in CJK_QUARTER.finditer(text):
+        q = CJK_DIGIT[m.group(2)]
+        year = int(m.group(1)) if m.group(1) else _latest_quarter(q, today)
+        start, end = _quarter(year, q)
+        out.append((m.start(), m.end(), DateRange(m.group(0), start.isoformat(), end.isoformat())))
+    for pattern, back in ((LAST_QUARTER, 1), (THIS_QUARTER, 0)):
+        for m in pattern.finditer(text):
+            n = (today.year * 4 + (today.month - 1) // 3) - back
+            start, end = _quarter(n // 4, n % 4 + 1)
+            out.append((m.start(), m.end(), DateRange(m.group(0), start.isoformat(), end.isoformat())))
+    return out
+
+
+@lru_cache(maxsize=8)
+def _parser(lang: str, today: dt.date) -> Any:
+    from dateparser.date import DateDataParser
+    return DateDataParser(languages=[lang], settings=_settings(today))
+
+
+def _settings(today: dt.date) -> dict[str, Any]:
+    return {"RELATIVE_BASE": dt.datetime(today.year, today.month, today.day), "PREFER_DATES_FROM": "past",
+            "RETURN_TIME_AS_PERIOD": True}
+
+
+def _tightest(phrase: str, lang: str, today: dt.date) -> tuple[str, str]:
+    """A phrase with a year ends at the year and loses a leading one-letter word ("in September 2025, after
+    the" is "in September 2025"; "A in 2025" is "in 2025"), then is read again for its period."""
+    years = list(YEAR.finditer(phrase))
+    if years:
+        phrase = phrase[:years[-1].end()]
+        words = phrase.split()
+        while len(words) > 1 and len(words[0]) == 1:
+            words = words[1:]
+        phrase = " ".join(words)
+    return phrase, _parser(lang, today).get_date_data(phrase).period or "day"
+
+
+def _dateparser_hits(text: str, lang: str, today: dt.date) -> list[tuple[str, dt.date, str]]:
+    """(phrase, date, period) for each date phrase dateparser finds; a lone short word read as a day ("we"
+    as Wednesday) is noise and left out."""
+    from dateparser.search import search_dates
+    found = search_dates(text, languages=[lang], settings=_settings(today)) or []
+    out = []
+    for phrase, when in found:
+        if re.search(r"[$€£¥%]", phrase):
+            continue  # "$49" is a price, not 1949
+        phrase, period = _tightest(phrase, lang, today)
+        if not 1990 <= when.year <= today.year + 5:
+            continue
+        single = len(phrase.split()) == 1 and not re.search(r"\d", phrase)
+        if period in ("day", "time") and (single or not re.search(r"\d|\s", phrase.strip())):
+            continue
+        if lang != "zh" and single and len(phrase) <= 3:
+            continue
+        out.append((phrase, when.date(), period))
+    return out
+
+
+def resolve(text: str, today: dt.date, lang: str | None) -> list[DateRange]:
+    """Every date phrase of `text` as a range, in the order they occur; explicit years always, relative
+    phrases only in a language dateparser is asked to read."""
+    spans = _quarters(text, today)
+    taken = [(a, b) for a, b, _ in spans]
+    if lang in PARSED_LANGUAGES:
+        pos = 0
+        for phrase, when, period in _dateparser_hits(text, lang, today):
+            at = text.find(phrase, pos)
+            at = at if at >= 0 else text.find(phrase)
+            pos = max(pos, at + len(phrase))
+            if any(a <= at < b or at <= a < at + len(phrase) for a, b in taken):
+                continue
+            years = YEAR.findall(phrase)
+            if years and period in ("year", "day", "time") and str(when.year) != years[0]:
+                when, period = dt.date(int(years[0]), 1, 1), "year"  # "2024年": dateparser reads year 2
+            start, end = _span(when, period)
+            since = SINCE.search(text[:at])
+            if since:
+                end, phrase = today, text[since.start(1):at] + phrase  # "since March" reads to today
+                at = since.start(1)
+            spans.append((at, at + len(phrase), DateRange(phrase.strip(), start.isoformat(), end.isoformat())))
+            taken.append((at, at + len(phrase)))
+    for m in YEAR.finditer(text):  # a year no other reading covered
+        if not any(a <= m.start() < b for a, b in taken):
+            y = int(m.group(1))
+            end = today if SINCE.search(text[:m.start()]) else dt.date(y, 12, 31)
+            spans.append((m.start(), m.end(), DateRange(m.group(1), f"{y}-01-01", end.isoformat())))
+    return [r for _, _, r in sorted(spans, key=lambda s: (s[0], s[1]))]

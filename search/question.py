@@ -1,0 +1,120 @@
+"""The question parsed once: its language, words, stems, dates resolved to ranges, and what it asks for (intent).
+The router, the graph step and the claim-aware re-ranking read this, never the raw text again.
+
+The intent rules are small per-language tables (named below and tested on questions unlike the dev set); a
+question whose language is not recognised gets intent "other": hybrid order kept, graph lines still added."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+
+from kb.words import stems
+from search.dates import DateRange, resolve
+
+INTENTS = ("why", "path", "change", "happened", "value", "other")
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+KANA = re.compile(r"[\u3040-\u30ff]")
+# a few function words per language: the language with most hits wins (none: not understood)
+FUNCTION_WORDS: dict[str, frozenset[str]] = {
+    "en": frozenset("the is are was were did does do what how who which when why of in to and we our have has "
+                    "there ever any many much".split()),
+    "de": frozenset("der die das ist sind war waren wir unser unsere hat haben wie was wer welche wann warum "
+                    "und mit für im ein eine gibt jemals viele".split()),
+    "fr": frozenset("le la les est sont était nous notre avons a combien quel quelle quels qui quand pourquoi "
+                    "et des du une un qu est-ce y jamais".split()),
+    "es": frozenset("el la los las es son era fue nosotros nuestro tenemos cuántos cuánto qué quién cuándo por "
+                    "y del una un alguna vez".split()),
+}
+# Per intent and language, the one pattern that says the question asks for it. Order of INTENTS decides ties.
+INTENT_RULES: dict[str, dict[str, str]] = {
+    "why": {"en": r"\bwhy\b|\bwhat was the reason\b", "de": r"\b(warum|wieso|weshalb)\b", "fr": r"\bpourquoi\b",
+            "es": r"\bpor qué\b", "zh": r"为什么|为何|原因"},
+    "path": {"en": r"\b(connection|path|link) (between|from)\b|\bhow (is|are) .+ connected\b",
+             "de": r"\bverbindung zwischen\b", "fr": r"\blien entre\b", "es": r"\bconexión entre\b",
+             "zh": r"之间.*(关系|联系)"},
+    "change": {"en": r"\b(chang\w*|evolv\w*|over time|over the years|history of|grow\w*|grew|went from|trajectory)\b",
+               "de": r"\b(veränder\w*|entwickel\w*|verlauf|geschichte)\b", "fr": r"\b(chang\w*|évolu\w*|histori\w*)\b",
+               "es": r"\b(cambi\w*|evolucion\w*|historia)\b", "zh": r"变化|演变|历史|怎么变|如何变"},
+    "happened": {"en": r"^\s*(did|do|does|has|have|is|are|was|were|had)\b|\b(ever|actually|really|happen\w*)\b",
+                 "de": r"^\s*(hat|haben|hatte|hatten|ist|sind|war|gibt)\b|\b(jemals|je|tatsächlich|wirklich)\b",
+                 "fr": r"^\s*(est-ce qu|y a-t-il|a-t-on|avons-nous|ont-ils)|\b(jamais|vraiment|réellement)\b",
+                 "es": r"^\s*(¿\s*)?(hay|hubo|tiene|tenemos|se)\b|\b(alguna vez|realmente)\b",
+                 "zh": r"有没有|是否|真的|到底|实际上|吗[？?]?\s*$"},
+    "value": {"en": r"\b(how (many|much)|what (is|are|was|were|does|do|did)|what's|which|who (is|are|was))\b",
+              "de": r"\b(wie (viele|viel|hoch|groß)|was (ist|sind|war|kostet|kosten|verlangt)|welche\w*|wer ist)\b",
+              "fr": r"\b(combien|quel\w*|qu'est-ce que|que coûte|qui est)\b",
+              "es": r"\b(cuánt\w*|cuál\w*|qué es|qué cobra|quién es)\b", "zh": r"多少|几个|什么|哪|谁"},
+}
+# words that ask for the state now (a question with them and no date asks for the current value)
+NOW_RULES: dict[str, str] = {
+    "en": r"\b(current(ly)?|now|today|latest|most recent|these days|still|anymore|at the moment)\b",
+    "de": r"\b(aktuell\w*|jetzt|heute|derzeit|zurzeit|momentan|noch)\b",
+    "fr": r"\b(actuel\w*|maintenant|aujourd'hui|encore|en ce moment)\b",
+    "es": r"\b(actual\w*|ahora|hoy|todavía)\b", "zh": r"目前|现在|当前|最新|如今|还",
+}
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question, read once."""
+
+    text: str
+    lang: str | None  # None: not a language the rules read (intent "other", no re-ranking)
+    words: tuple[str, ...]  # lower-cased, in order, each once
+    stems: frozenset[str]  # English stems, matched against claim attribute stems built the same way
+    ranges: tuple[DateRange, ...]  # every date phrase resolved against `today`
+    intent: str  # one of INTENTS
+    now: bool  # asks for the state now
+    rules: tuple[str, ...] = field(default=())  # the rules that fired, for the output
+
+    @property
+    def period(self) -> DateRange | None:
+        """The one period the question asks about ("in 2024", "last quarter"), unless it also asks for now."""
+        return self.ranges[0] if len(self.ranges) == 1 and not self.now else None
+
+    def readings(self) -> list[str]:
+        return [r.reading() for r in self.ranges]
+
+    def asks_for_state(self) -> bool:
+        """A question the claim-aware re-ranking serves: a value, a change, whether something happened."""
+        return self.intent in ("value", "change", "happened")
+
+
+def language(text: str) -> str | None:
+    """"zh" for Chinese script, else the language of FUNCTION_WORDS with most hits; None when none hit."""
+    if KANA.search(text):
+        return None
+    if CJK.search(text):
+        return "zh"
+    words = re.findall(r"[\w'-]+", text.lower())
+    hits = {lang: sum(w in vocab for w in words) for lang, vocab in FUNCTION_WORDS.items()}
+    best = max(sorted(hits), key=lambda lang: hits[lang])
+    return best if hits[best] > 0 else None
+
+
+def _intent(text: str, lang: str | None) -> tuple[str, list[str]]:
+    if lang is None:
+        return "other", ["language not recognised: hybrid order kept"]
+    low = text.lower()
+    for intent in INTENTS[:-1]:
+        pattern = INTENT_RULES[intent].get(lang)
+        if pattern and re.search(pattern, low):
+            return intent, [f"intent {intent} ({lang} rule)"]
+    return "other", []
+
+
+def parse(text: str, today: dt.date | None = None) -> Question:
+    """Read a question once; `today` (default: the local date) anchors relative dates."""
+    lang = language(text)
+    intent, rules = _intent(text, lang)
+    words = tuple(dict.fromkeys(w.lower() for w in re.findall(r"\w+", text)))
+    now = bool(lang and re.search(NOW_RULES[lang], text.lower()))
+    ranges = tuple(resolve(text, today or dt.date.today(), lang))
+    if intent == "other" and ranges and lang is not None:
+        intent, rules = "value", rules + ["a date asks for the value then"]
+    if now:
+        rules.append("asks for the state now")
+    rules += [r.reading() for r in ranges]
+    return Question(text, lang, words, frozenset(stems(words)), ranges, intent, now, tuple(rules))

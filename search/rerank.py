@@ -1,0 +1,125 @@
+"""Claim-aware re-ranking: for a question about a value, a change or whether something happened, each ranked
+note is read through the claims the knowledge layer holds about the asked subject. A note whose relevant claims
+all stand outdated (superseded, of another period) or are only plans, hypotheticals, opinions or AI suggestions
+moves below the notes that state the fact; a note with no relevant claims keeps its place.
+
+Each ranked note is read through the claims its shown chunks support. Relevance comes from the graph: the
+entities the question names, claims whose attribute stems the question holds in full, and claims whose line
+vector is among the nearest to the question (within `margin` of the best). No word lists."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from search.question import Question
+
+FACTUAL = ("fact", "reported")
+
+
+@dataclass(frozen=True)
+class Standing:
+    """How one note stands for the question, and the claim that decided it."""
+
+    path: str
+    standing: str  # "states" | "outdated" | "not_fact"
+    claim: str
+
+
+def _day(value: Any, end: bool = False) -> str:
+    """A partial date ("2024", "2024-11") as the first (or last) day it covers, for ordering."""
+    s = str(value or "")
+    if not s:
+        return ""
+    if len(s) == 4:
+        return s + ("-12-31" if end else "-01-01")
+    if len(s) == 7:
+        return s + ("-31" if end else "-01")
+    return s[:10]
+
+
+def claim_when(claim: dict[str, Any]) -> str:
+    return _day(claim.get("valid_from") or claim.get("note_date"))
+
+
+def standing(row: dict[str, Any], q: Question, as_of: str | None) -> str:
+    """"states" (the fact asked for), "outdated" (superseded or of another time) or "not_fact"."""
+    c = row["claim"]
+    if c["modality"] not in FACTUAL:
+        return "not_fact"
+    if q.intent == "happened":
+        return "states"  # what did happen, whenever it was recorded
+    period = q.period
+    at = as_of or (period.end if period else None)
+    if at is None:
+        return "states" if c.get("is_current") else "outdated"
+    when = claim_when(c)
+    if not when or when > at:
+        return "outdated"
+    if any(_day(s.get("as_of")) and _day(s.get("as_of")) <= at for s in row.get("sup") or []):
+        return "outdated"  # a later value had replaced it by then
+    return "states"
+
+
+def relevant(rows: list[dict[str, Any]], q: Question, named: set[str], margin: float,
+             per_note: int = 3) -> list[dict[str, Any]]:
+    """The claims about what is asked. A value: claims whose attribute stems the question holds in full, or
+    whose line is among the nearest to the question (within `margin` of the best), of the entities the
+    question names when any is. Whether something happened: each chunk's `per_note` claims nearest the
+    question, if within twice `margin` of the best (a fact only states what happened when it is about an entity
+    the question names)."""
+    scores = [r["score"] for r in rows if r.get("score") is not None]
+    best = max(scores, default=None)
+    if q.intent == "happened":  # a fact counts as what happened only when it is about what the question names
+        about = [{**r, "anchor": not named or r["entry"] in named} for r in rows]
+        by_chunk: dict[str, list[dict[str, Any]]] = {}
+        for r in sorted(about, key=lambda r: (-(r.get("score") or 0.0), str(r["claim"].get("attribute")),
+                                              str(r["claim"].get("value")))):
+            by_chunk.setdefault(str(r.get("chunk") or r["claim"]["note_path"]), []).append(r)
+        floor = (best or 0.0) - 2 * margin  # a chunk's nearest claims, if they are near the question at all
+        return [r for key in sorted(by_chunk) for r in by_chunk[key][:per_note] if (r.get("score") or 0.0) >= floor]
+    out = []
+    for r in rows:
+        attr = set(r["claim"].get("attr_stems") or [])
+        by_stems = bool(attr) and attr <= q.stems
+        by_vector = best is not None and r.get("score") is not None and r["score"] >= best - margin
+        if by_stems or by_vector:
+            out.append(r)
+    return [r for r in out if r["entry"] in named] or out
+
+
+def standings(rows: list[dict[str, Any]], q: Question, as_of: str | None,
+              note_of: dict[str, str] | None = None) -> dict[str, Standing]:
+    """Per note (the note of the row's chunk in `note_of`, else the claim's note): "states" if any relevant
+    claim of it states the fact, else its first other standing."""
+    out: dict[str, Standing] = {}
+    rank = {"states": 0, "outdated": 1, "not_fact": 2}
+    for r in sorted(rows, key=lambda r: (r["claim"]["note_path"], str(r["claim"].get("attribute")),
+                                         str(r["claim"].get("value")))):
+        path = (note_of or {}).get(r.get("chunk") or "", r["claim"]["note_path"])
+        s = standing(r, q, as_of)
+        if s == "states" and not r.get("anchor", True):
+            continue
+        if path not in out or rank[s] < rank[out[path].standing]:
+            out[path] = Standing(path, s, f"{r['claim']['attribute']} = {r['claim']['value']}")
+    return out
+
+
+def demote(results: list[dict[str, Any]], stand: dict[str, Standing]) -> list[dict[str, Any]]:
+    """Notes that only hold outdated or non-factual claims go just below the lowest note that states the
+    fact; every other note keeps its order. Nothing moves when no ranked note states the fact."""
+    states = [n for n, r in enumerate(results) if stand.get(r["path"], None) and
+              stand[r["path"]].standing == "states"]
+    if not states:
+        return results
+    last = states[-1]
+    head = results[:last + 1]
+    low = [r for r in head if r["path"] in stand and stand[r["path"]].standing != "states"]
+    if not low:
+        return results
+    moved = {r["path"] for r in low}
+    reason = {"outdated": "outdated claims", "not_fact": "only plans, opinions or suggestions"}
+    out = [r for r in head if r["path"] not in moved]
+    out += [{**r, "demoted": f"{reason[stand[r['path']].standing]} ({stand[r['path']].claim})"} for r in low]
+    out += results[last + 1:]
+    return [{**r, "rank": n} for n, r in enumerate(out, start=1)]

@@ -1,0 +1,54 @@
+"""Relative and explicit dates in questions, read against a fixed today (no server)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from search.dates import resolve
+
+TODAY = dt.date(2026, 12, 1)
+
+
+def read(text: str, lang: str | None = "en") -> list[str]:
+    return [f"{r.phrase}={r.start}..{r.end}" for r in resolve(text, TODAY, lang)]
+
+
+@pytest.mark.parametrize("text, lang, expected", [
+    ("How many customers did we have last week?", "en", ["last week=2026-11-23..2026-11-29"]),
+    ("What did we charge last quarter?", "en", ["last quarter=2026-07-01..2026-09-30"]),
+    ("What did we charge in Q3 last year?", "en", ["Q3=2025-07-01..2025-09-30"]),
+    ("Board numbers for Q3 2024", "en", ["Q3 2024=2024-07-01..2024-09-30"]),
+    ("What was the price two years ago?", "en", ["two years ago=2024-01-01..2024-12-31"]),
+    ("What has changed since March?", "en", ["since March=2026-03-01..2026-12-01"]),
+    ("Who did we hire in May 2023?", "en", ["in May 2023=2023-05-01..2023-05-31"]),
+    ("What was retention in September 2025, after the switch?", "en", ["in September 2025=2025-09-01..2025-09-30"]),
+    ("Wie viele Kunden hatten wir letzte Woche?", "de", ["letzte Woche=2026-11-23..2026-11-29"]),
+    ("Was kostete Quillmate vor zwei Jahren?", "de", ["vor zwei Jahren=2024-01-01..2024-12-31"]),
+    ("Was hat sich seit März geändert?", "de", ["seit März=2026-03-01..2026-12-01"]),
+    ("Combien de clients avions-nous en 2024 ?", "fr", ["en 2024=2024-01-01..2024-12-31"]),
+    ("我们去年有多少客户？", "zh", ["去年=2025-01-01..2025-12-31"]),
+    ("2024年第三季度的收入是多少？", "zh", ["2024年第三季度=2024-07-01..2024-09-30"]),
+    ("2024年有多少客户？", "zh", ["2024=2024-01-01..2024-12-31"]),
+])
+def test_phrases_read_as_ranges(text: str, lang: str, expected: list[str]) -> None:
+    assert read(text, lang) == expected
+
+
+def test_noise_is_not_a_date() -> None:
+    assert read("How many customers do we have now?") == []  # "we" is not Wednesday, "now" no range
+    assert read("Did the $49 Pro plan ever ship?") == []  # a price, not 1949
+    assert read("Did Quillmate Voice ever launch?") == []
+    assert read("Did Quillmate raise a Series A in 2025?") == ["in 2025=2025-01-01..2025-12-31"]
+
+
+def test_a_language_not_read_keeps_explicit_years_only() -> None:
+    assert read("Quantos clientes em 2024 e no ano passado?", None) == ["2024=2024-01-01..2024-12-31"]
+    assert read("How many customers in 2024 and 2025?") == ["2024=2024-01-01..2024-12-31",
+                                                            "2025=2025-01-01..2025-12-31"]
+
+
+def test_today_anchors_relative_dates() -> None:
+    other = [r.reading() for r in resolve("What did we charge last quarter?", dt.date(2025, 2, 10), "en")]
+    assert other == ["read 'last quarter' as 2024-10-01..2024-12-31"]

@@ -1,0 +1,66 @@
+"""The question parsed once: language, intent, dates, stems (no server)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from search.question import language, parse
+from search.router import route
+
+TODAY = dt.date(2026, 12, 1)
+
+
+@pytest.mark.parametrize("text, lang", [
+    ("How many people work here?", "en"), ("Wie viele Leute arbeiten bei uns?", "de"),
+    ("Combien de clients avons-nous ?", "fr"), ("¿Cuántos clientes tenemos?", "es"),
+    ("我们现在有多少客户？", "zh"), ("Quillmate现在有多少付费客户？", "zh"),
+    ("Quillmate Voice", None), ("今日の売上は？", None),  # no function word; Japanese is not read
+])
+def test_language(text: str, lang: str | None) -> None:
+    assert language(text) == lang
+
+
+@pytest.mark.parametrize("text, intent, now", [
+    ("Which office opened first in the Nordics?", "value", False),
+    ("Is there a mobile app for the field crews?", "happened", False),
+    ("Did the loyalty programme ever start?", "happened", False),
+    ("How did the head count grow over the years?", "change", False),
+    ("Why did the Oslo team move to a four-day week?", "why", False),
+    ("What is the connection between Ana and the Halden deal?", "path", False),
+    ("What does a support seat cost at the moment?", "value", True),
+    ("Gibt es eine Filiale in Wien?", "happened", False),
+    ("Wie hoch ist der Umsatz derzeit?", "value", True),
+    ("Warum haben wir den Preis gesenkt?", "why", False),
+    ("Y a-t-il jamais eu un bureau à Lyon ?", "happened", False),
+    ("Combien coûte l'abonnement maintenant ?", "value", True),
+    ("公司目前有多少员工？", "value", True),
+    ("那个产品真的发布了吗？", "happened", False),
+    ("为什么客户流失了？", "why", False),
+    ("Quillmate Voice", "other", False),  # no language: nothing is promoted
+])
+def test_intent_in_several_languages(text: str, intent: str, now: bool) -> None:
+    q = parse(text, TODAY)
+    assert (q.intent, q.now) == (intent, now), q.rules
+
+
+def test_period_and_readings() -> None:
+    q = parse("How many stores did we run in Q2 last year?", TODAY)
+    assert q.period is not None and (q.period.start, q.period.end) == ("2025-04-01", "2025-06-30")
+    assert "read 'Q2' as 2025-04-01..2025-06-30" in q.rules
+    both = parse("How many stores now, compared with 2024?", TODAY)
+    assert both.now and both.period is None  # "now" wins over the year
+    assert parse("Who joined us in March 2024?", TODAY).intent == "value"  # a date asks for the value then
+    assert {"store", "run"} <= parse("How many stores did we run?", TODAY).stems
+
+
+def test_router_reads_the_typed_question() -> None:
+    assert route(parse("Hat die Filiale in Wien jemals eröffnet?", TODAY)) == (
+        "graph", "whether something happened (plan versus fact)")
+    assert route(parse("公司目前有多少员工？", TODAY))[0] == "graph"
+    assert route(parse("Quillmate Voice", TODAY))[0] == "hybrid"  # not understood: hybrid
+    assert route(parse("Qui a présenté Ana à l'investisseur ?", TODAY))[0] == "hybrid"  # English rules only
+    assert route("Who introduced us to Kestrel?")[0] == "graph"  # the English phrase rules still apply
+    assert route(parse("What does Halden do?", TODAY), as_of="2024-01-01") == ("graph", "claims as of a date")
+    assert route(parse("What does Halden do?", TODAY), current=True) == ("graph", "current claims only")

@@ -1,0 +1,116 @@
+"""Claim-aware re-ranking, as-of reading and current-only lines, as pure functions (no server). The questions
+and the vault they imagine (a bakery chain) are unlike the dev set's."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from search.current import as_of_rows, current_only, lead_claims
+from search.question import parse
+from search.rerank import demote, relevant, standing, standings
+
+TODAY = dt.date(2026, 12, 1)
+CHAIN = "thing:crumb"
+
+
+def row(value: str, path: str, when: str, *, attribute: str = "store_count", modality: str = "fact",
+        current: bool = False, sup: str | None = None, entry: str = CHAIN, score: float | None = 0.5,
+        then: str | None = None) -> dict[str, Any]:
+    return {"entry": entry, "entity": "Crumb", "asked": True, "score": score, "chunk": f"{path}#1",
+            "sup": [{"value": "later", "as_of": sup, "note_path": "x.md"}] if sup else [], "conf": [],
+            "then": [{"value": "done", "as_of": then, "note_path": "y.md"}] if then else [],
+            "claim": {"attribute": attribute, "value": value, "note_path": path, "note_date": when,
+                      "valid_from": when, "modality": modality, "is_current": current, "quote": value,
+                      "attr_stems": sorted({w.rstrip("s") for w in attribute.split("_") if w != "count"})}}
+
+
+STORES = [row("31", "q3-2026.md", "2026-09-30", current=True), row("24", "2024-review.md", "2024-12-31",
+          sup="2025-06-30"), row("27", "2025-mid.md", "2025-06-30", sup="2026-09-30"),
+          row("40", "plan-2026.md", "2026-01-10", modality="plan"),
+          row("45", "ai-chat.md", "2026-02-01", modality="ai_suggestion")]
+
+
+def ranked(*paths: str) -> list[dict[str, Any]]:
+    return [{"path": p, "rank": n} for n, p in enumerate(paths, start=1)]
+
+
+def test_standing_now_at_a_period_and_as_of() -> None:
+    now = parse("How many stores does Crumb run today?", TODAY)
+    assert [standing(r, now, None) for r in STORES] == ["states", "outdated", "outdated", "not_fact", "not_fact"]
+    in_2025 = parse("How many stores did Crumb run in 2025?", TODAY)
+    assert [standing(r, in_2025, None) for r in STORES[:3]] == ["outdated", "outdated", "states"]
+    assert [standing(r, now, "2025-01-15") for r in STORES[:3]] == ["outdated", "states", "outdated"]
+    happened = parse("Did Crumb ever open store 40?", TODAY)
+    assert [standing(r, happened, None) for r in STORES] == ["states", "states", "states", "not_fact", "not_fact"]
+
+
+def test_relevance_from_stems_or_the_nearest_claim_lines() -> None:
+    q = parse("How many stores does Crumb run today?", TODAY)
+    other = row("Lena", "people.md", "2026-01-01", attribute="head_baker", current=True, score=0.1)
+    near = row("9", "q3-2026.md", "2026-09-30", attribute="outlet_total", current=True, score=0.52)
+    got = relevant(STORES + [other, near], q, {CHAIN}, 0.05)
+    assert other not in got and near in got and all(r in got for r in STORES)  # near: by vector, not words
+    product = row("33", "q3-2026.md", "2026-09-30", entry="thing:crumb-app", current=True)
+    assert relevant(STORES + [product], q, {CHAIN}, 0.05) == STORES  # the named entity's claims, when it has any
+    assert relevant([product], q, {CHAIN}, 0.05) == [product]  # else the claims that match ("the chain's" app)
+    german = parse("Wie viele Filialen hat Crumb derzeit?", TODAY)  # no English stem: the vectors decide
+    assert relevant([other, near], german, {CHAIN}, 0.05) == [near]
+
+
+def test_outdated_and_non_factual_notes_go_below_the_fact() -> None:
+    q = parse("How many stores does Crumb run today?", TODAY)
+    stand = standings(STORES, q, None)
+    results = ranked("ai-chat.md", "2024-review.md", "about.md", "q3-2026.md", "plan-2026.md", "menu.md")
+    out = demote(results, stand)
+    assert [r["path"] for r in out] == ["about.md", "q3-2026.md", "ai-chat.md", "2024-review.md",
+                                        "plan-2026.md", "menu.md"]
+    assert [r["rank"] for r in out] == [1, 2, 3, 4, 5, 6]
+    assert out[2]["demoted"].startswith("only plans, opinions or suggestions")
+    assert out[3]["demoted"].startswith("outdated claims")
+    assert demote(ranked("ai-chat.md", "about.md"), stand) == ranked("ai-chat.md", "about.md")  # no fact ranked
+
+
+def test_a_note_with_a_current_claim_is_not_demoted() -> None:
+    q = parse("How many stores does Crumb run today?", TODAY)
+    mixed = STORES + [row("24", "q3-2026.md", "2024-12-31", sup="2025-06-30")]  # the note also lists history
+    stand = standings(mixed, q, None)
+    assert stand["q3-2026.md"].standing == "states"
+
+
+def test_as_of_reads_claims_as_they_stood() -> None:
+    rows = as_of_rows(STORES, "2025-01-15")
+    assert sorted(r["claim"]["value"] for r in rows) == ["24"]  # later notes and claims are not yet written
+    assert rows[0]["claim"]["is_current"] and rows[0]["sup"] == []  # its replacement came later
+    later = as_of_rows(STORES, "2025-12-31")
+    assert {r["claim"]["value"]: r["claim"]["is_current"] for r in later} == {"24": False, "27": True}
+
+
+def test_current_only_leaves_outdated_claims_out() -> None:
+    plan_done = row("new site", "plan.md", "2025-01-01", attribute="site", modality="plan", then="2025-05-01")
+    kept = current_only(STORES + [plan_done])
+    assert sorted(r["claim"]["value"] for r in kept) == ["31", "40", "45"]
+
+
+def test_lead_claims_at_a_date() -> None:
+    assert [r["claim"]["value"] for r in lead_claims(STORES, {CHAIN}, {"store"}, None, None)] == ["31"]
+    assert [r["claim"]["value"] for r in lead_claims(STORES, {CHAIN}, {"store"}, "2025-01-01", "2025-12-31")] \
+        == ["27"]
+    assert lead_claims(STORES, {CHAIN}, {"store"}, "2023-01-01", "2023-12-31") == []  # nothing then
+
+
+def test_did_it_happen_reads_each_chunks_nearest_claims() -> None:
+    q = parse("Did Crumb ever open the harbour store?", TODAY)
+    plan = [row("harbour store", "plan.md", "2025-01-01", attribute="opening", modality="plan", score=0.8),
+            row("June", "plan.md", "2025-01-01", attribute="opening_date", modality="plan", score=0.7),
+            row("3 staff", "plan.md", "2025-01-01", attribute="staffing", score=0.1)]  # a fact, but far
+    chat = [row("harbour", "chat.md", "2025-02-01", attribute="site", modality="ai_suggestion", score=0.9,
+                entry="thing:harbour")]
+    done = [row("never opened", "review.md", "2026-01-01", attribute="opening", score=0.85)]
+    stand = standings(relevant(plan + chat + done, q, {CHAIN}, 0.05), q, None)
+    assert {p: s.standing for p, s in stand.items()} == {"plan.md": "not_fact", "chat.md": "not_fact",
+                                                          "review.md": "states"}
+    other = [row("opened", "elsewhere.md", "2026-01-01", attribute="opening", score=0.9, entry="thing:harbour")]
+    assert "elsewhere.md" not in standings(relevant(other, q, {CHAIN}, 0.05), q, None)  # not what was named
+    out = demote(ranked("chat.md", "plan.md", "menu.md", "review.md"), stand)
+    assert [r["path"] for r in out] == ["menu.md", "review.md", "chat.md", "plan.md"]
