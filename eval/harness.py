@@ -69,11 +69,14 @@ def hybrid_mode(index: SearchIndex, embedder: Embedder | None, fusion: FusionCon
     return run
 
 
-def graph_mode(store: Store, embedder: Embedder | None, preset: str = "default", mode: str = "graph") -> Mode:
-    """Hybrid's ranked notes unchanged; graph lines first (within their share), then the chunks."""
+def graph_mode(store: Store, embedder: Embedder | None, preset: str = "default", mode: str = "graph",
+               current: bool = False) -> Mode:
+    """Graph search's ranked notes; graph lines first (within their share), then the chunks. `current` leaves
+    outdated claims out of the lines (kb search --current)."""
     def run(question: str, budget: int) -> ModeOutput:
         t0 = time.perf_counter()
-        res = run_search(store, embedder, question, mode=mode, k=DEPTH_NOTES, filters=LOCAL, preset=preset)
+        res = run_search(store, embedder, question, mode=mode, k=DEPTH_NOTES, filters=LOCAL, preset=preset,
+                         current=current)
         latency = (time.perf_counter() - t0) * 1e3
         lines = [ContextBlock(ln["path"], ln["text"]) for ln in res.get("graph", {}).get("lines", [])]
         chunks = [ContextBlock(r["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}")

@@ -544,7 +544,8 @@ _TIMELINE = ("OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
 _OCCURS = ("size(n) >= 2 AND NOT toLower(n) IN $pronouns AND toLower($question) CONTAINS toLower(n) "
            "AND $question =~ "
            "((CASE WHEN NOT n CONTAINS ' ' AND n = toUpper(n) AND n <> toLower(n) THEN '' ELSE '(?i)' END) + "
-           r"'(?sU).*(?<!\\w)\\Q' + replace(n, '\\E', '') + '\\E(?!\\w).*')")
+           # a name next to a Han character still counts as a whole word: Chinese writes no spaces
+           r"'(?sU).*(?<![\\w&&[^\\p{IsHan}]])\\Q' + replace(n, '\\E', '') + '\\E(?![\\w&&[^\\p{IsHan}]]).*')")
 
 
 def _visible(r: str) -> str:
@@ -642,14 +643,21 @@ def shortest_path() -> str:
 
 
 def chunk_claims() -> str:
-    """The claims $chunk_ids support (private ones only with $private), each with the entity it is about, when
-    it was replaced or followed, and its line's similarity to $qvec: what claim-aware re-ranking reads."""
+    """Of the claims $chunk_ids support (private ones only with $private), each chunk's $per_chunk nearest $qvec
+    and those whose attribute stems are all in $stems, with the entity each is about, when it was replaced or
+    followed, and its line's similarity to $qvec: what claim-aware re-ranking reads."""
     return ("UNWIND $chunk_ids AS cid MATCH (c:Chunk {id: cid})-[:SUPPORTS]->(cl:Claim)-[:ABOUT]->(e:Entity) "
             "WHERE " + _VISIBLE_CLAIM + " "
+            "WITH c, cl, e, " + _SIM.format(v="cl") + " AS score, "
+            "size(coalesce(cl.attr_stems, [])) > 0 AND all(s IN cl.attr_stems WHERE s IN $stems) AS by_stems "
+            "ORDER BY c.id, score DESC, cl.id "
+            "WITH c, collect({cl: cl, e: e, score: score, by_stems: by_stems}) AS xs "
+            "UNWIND [i IN range(0, size(xs) - 1) WHERE i < $per_chunk OR xs[i].by_stems | xs[i]] AS x "
+            "WITH c, x.cl AS cl, x.e AS e, x.score AS score "
             "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
-            "WITH c, cl, e, collect(DISTINCT n) AS ns, collect(DISTINCT f) AS fs "
-            "RETURN c.id AS chunk, e.key AS entry, e.name AS entity, cl {.attribute, .value, .modality, "
-            ".valid_from, .note_date, .note_path, .is_current, .attr_stems} AS claim, "
+            "WITH c, cl, e, score, collect(DISTINCT n) AS ns, collect(DISTINCT f) AS fs "
+            "RETURN c.id AS chunk, e.key AS entry, cl {.attribute, .value, .modality, .valid_from, .note_date, "
+            ".note_path, .is_current, .attr_stems} AS claim, "
             "[x IN ns | {value: x.value, as_of: coalesce(x.valid_from, x.note_date)}] AS sup, "
             "[x IN fs | {value: x.value, as_of: coalesce(x.valid_from, x.note_date)}] AS then, "
-            + _SIM.format(v="cl") + " AS score ORDER BY c.id, cl.id")
+            "score ORDER BY chunk, score DESC, claim.attribute, claim.value")

@@ -349,8 +349,8 @@ class KnowledgeStore:
     def entity_relationships(self, key: str) -> list[dict[str, Any]]:
         return self.store.read(cypher.entity_relationships(), key=key)
 
-    def chunk_claims(self, chunk_ids: Sequence[str], qvec: list[float] | None,
-                     include_private: bool) -> list[dict[str, Any]]:
-        """The claims the given chunks support, with their entity, replacements and similarity to `qvec`."""
-        return self.store.read(cypher.chunk_claims(), chunk_ids=list(chunk_ids), qvec=qvec,
-                               private=include_private)
+    def chunk_claims(self, chunk_ids: Sequence[str], qvec: list[float] | None, stems: Sequence[str],
+                     per_chunk: int, include_private: bool) -> list[dict[str, Any]]:
+        """Each chunk's `per_chunk` claims nearest `qvec` and those of an attribute named by `stems`."""
+        return self.store.read(cypher.chunk_claims(), chunk_ids=list(chunk_ids), qvec=qvec, stems=list(stems),
+                               per_chunk=per_chunk, private=include_private)

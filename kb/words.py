@@ -1,9 +1,10 @@
 """Word stems shared by the graph build and graph search: a claim's attribute is matched to a question by
-its stems ("customers" asks for customer_count), computed once when the graph is built."""
+its stems ("customers" asks for customer_count), computed once when the graph is built. English only: a
+question in another language matches no stems, and the claim lines' vectors decide (search/rerank.py). No
+synonym lists: an attribute asked for under another name is found by its line's vector."""
 
 from __future__ import annotations
 
-import re
 from typing import Iterable
 
 STOP = frozenset("what when who how did does do is was were the a an of for to in on our we my has have "
@@ -21,20 +22,6 @@ def stems(words: Iterable[str]) -> set[str]:
             continue
         out.add(w[:-1] if w.endswith("s") and len(w) > 3 else w)
     return out
-
-
-# question words that ask for an attribute under another name ("what do we charge" asks for price_*)
-SYNONYMS: dict[str, tuple[str, ...]] = {
-    "charge": ("price", "pricing"), "cost": ("price", "pricing"), "pay": ("price",),
-    "employee": ("headcount",), "staff": ("headcount",), "revenue": ("arr", "mrr"),
-    "salary": ("compensation",),
-}
-
-
-def question_stems(question: str) -> set[str]:
-    """A question's stems with the attribute words their synonyms stand for."""
-    base = stems(re.findall(r"\w+", question))
-    return base | {alt for s in base for alt in SYNONYMS.get(s, ())}
 
 
 def attribute_stems(attribute: str) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from search.rerank import claim_when
+from search.rerank import claim_when, replaced_by
 
 FACTUAL = ("fact", "reported")
 
@@ -23,7 +23,8 @@ def as_of_rows(rows: list[dict[str, Any]], as_of: str) -> list[dict[str, Any]]:
         c = r["claim"]
         if _when(c) > as_of or str(c.get("note_date") or "")[:10] > as_of:
             continue
-        sup = [s for s in r["sup"] if s.get("as_of") and claim_when({"valid_from": s["as_of"]}) <= as_of]
+        replaced = replaced_by(r, as_of)
+        sup = [s for s in r["sup"] if claim_when({"valid_from": s.get("as_of")}) <= as_of] if replaced else []
         then = [t for t in r["then"] if t.get("as_of") and claim_when({"valid_from": t["as_of"]}) <= as_of]
         factual = c["modality"] in FACTUAL
         current = factual and not sup and bool(c.get("is_current") or r["sup"])
@@ -57,8 +58,7 @@ def lead_claims(claims: list[dict[str, Any]], named: set[str], asked: set[str], 
             continue  # one undisputed value: nothing outdated to keep below it
         facts = [r for r in rows if r["claim"]["modality"] in FACTUAL]
         if at:
-            facts = [r for r in facts if (start or "") <= _when(r["claim"]) <= at and
-                     not any(s.get("as_of") and claim_when({"valid_from": s["as_of"]}) <= at for s in r["sup"])]
+            facts = [r for r in facts if (start or "") <= _when(r["claim"]) <= at and not replaced_by(r, at)]
             latest = max((_when(r["claim"]) for r in facts), default="")
             leads += [r for r in facts if _when(r["claim"]) == latest]
         else:

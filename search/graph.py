@@ -54,6 +54,7 @@ class GraphConfig:
     rerank: bool = True  # notes whose claims about the asked subject are outdated or not facts go below
     claim_margin: float = 0.05  # a claim is about the asked attribute when its line is this close to the best
     rerank_depth: int = 20  # how many ranked notes the re-ranking reads the claims of
+    claims_per_chunk: int = 5  # each read chunk's claims nearest the question (plus those the stems name)
 
 
 PRESETS = {"default": GraphConfig(), "no-trim": GraphConfig(trim=False),
@@ -104,12 +105,13 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
     lines = in_date_range(_lines(ctx, entry, types, private, cfg.max_claims, per_timeline), filters)
     kept, dropped = trim(lines, qvec is not None, cfg)
     kept, repeated = _unrepeated(kept, base["results"], cfg)
-    # whose values count: the entities the question names, else ("what do we charge?") those of the top notes
-    subjects = {e["key"] for e in (named or seeds)}
+    # a value is lifted only for an entity the question names: lifting by the top notes' entities moved the
+    # wrong notes up (a client's seat price for "the list price")
+    named_keys = {e["key"] for e in named}
     moved: list[dict[str, str]] = []
     if q.asks_for_state() or ((as_of or current) and q.intent != "why"):
-        base["results"], moved = _rerank(index, ks, base["results"], ctx["claims"], subjects, q, cfg, filters,
-                                         as_of, {e["key"] for e in named}, qvec)
+        base["results"], moved = _rerank(index, ks, base["results"], ctx["claims"], q, cfg, filters, as_of,
+                                         named_keys, qvec)
     t2 = time.perf_counter()
     tokens, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
     base.update(mode="graph", question=_question_json(q, as_of, current), graph={
@@ -137,14 +139,25 @@ def in_date_range(lines: list[Line], filters: Filters | None) -> list[Line]:
 
 
 def _rerank(index: SearchIndex, ks: KnowledgeStore, results: list[dict[str, Any]], claims: list[dict[str, Any]],
-            subjects: set[str], q: Question, cfg: GraphConfig, filters: Filters | None, as_of: str | None,
-            named: set[str], qvec: list[float] | None) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+            q: Question, cfg: GraphConfig, filters: Filters | None, as_of: str | None, named: set[str],
+            qvec: list[float] | None) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Notes stating the value asked for first (`promote`, a note outside the results joins them only when no
     folder, tag or date filter is set: it might not pass one); then notes whose claims about the subject are
     outdated or not facts go below those that state it. Returns the ranking and what moved, with why."""
+    note_of = {c["id"]: r["path"] for r in results[:cfg.rerank_depth] for c in r["chunks"]}
+    private = bool(filters and filters.include_private)
+    rows = ks.chunk_claims(sorted(note_of), qvec, sorted(q.stems), cfg.claims_per_chunk, private) if cfg.rerank else []
+    if as_of:
+        rows = as_of_rows(rows, as_of)
     at = as_of or (q.period.end if q.period else None)
     if cfg.promote and q.intent in ("value", "change"):
-        leads = lead_claims(claims, subjects, set(q.stems), q.period.start if q.period else None, at)
+        ranked = [{**r, "asked": True} for r in rows]  # a ranked chunk's claims can lead too
+        leads = lead_claims(claims + ranked, named, set(q.stems), q.period.start if q.period else None, at)
+        # a note whose claims nearest the question are suggestions or plans does not lead, whatever it quotes
+        hearsay = {p for p, s in standings(relevant(rows, replace(q, intent="happened"), set(), cfg.claim_margin),
+                                           replace(q, intent="happened"), as_of, note_of).items()
+                   if s.standing == "not_fact"}
+        leads = [r for r in leads if r["claim"]["note_path"] not in hearsay]
         narrowed = filters is not None and filters.active()
         reason = (f"states the value as of {at}" if at else "states the current value")
         period = (q.period.start, q.period.end) if q.period and not as_of else None
@@ -152,10 +165,6 @@ def _rerank(index: SearchIndex, ks: KnowledgeStore, results: list[dict[str, Any]
                           lambda pairs: [] if narrowed else notes_for_chunks(index, pairs), period)
     if not cfg.rerank:
         return results, []
-    note_of = {c["id"]: r["path"] for r in results[:cfg.rerank_depth] for c in r["chunks"]}
-    rows = ks.chunk_claims(sorted(note_of), qvec, bool(filters and filters.include_private))
-    if as_of:
-        rows = as_of_rows(rows, as_of)
     stand = standings(relevant(rows, q, named, cfg.claim_margin), q, as_of, note_of)
     results = demote(results, stand)
     moved = [{"path": r["path"], "why": r[k]} for r in results for k in ("promoted", "demoted") if r.get(k)]

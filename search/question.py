@@ -14,8 +14,10 @@ from kb.words import stems
 from search.dates import DateRange, resolve
 
 INTENTS = ("why", "path", "change", "happened", "value", "other")
-CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # Han characters
 KANA = re.compile(r"[\u3040-\u30ff]")
+HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+WORD = re.compile(rf"[{HAN}]|[^\W{HAN}]+")  # each Han character is a word: Chinese writes no spaces
 # a few function words per language: the language with most hits wins (none: not understood)
 FUNCTION_WORDS: dict[str, frozenset[str]] = {
     "en": frozenset("the is are was were did does do what how who which when why of in to and we our have has "
@@ -34,8 +36,10 @@ INTENT_RULES: dict[str, dict[str, str]] = {
     "path": {"en": r"\b(connection|path|link) (between|from)\b|\bhow (is|are) .+ connected\b",
              "de": r"\bverbindung zwischen\b", "fr": r"\blien entre\b", "es": r"\bconexión entre\b",
              "zh": r"之间.*(关系|联系)"},
-    "change": {"en": r"\b(chang\w*|evolv\w*|over time|over the years|history of|grow\w*|grew|went from|trajectory)\b",
-               "de": r"\b(veränder\w*|entwickel\w*|verlauf|geschichte)\b", "fr": r"\b(chang\w*|évolu\w*|histori\w*)\b",
+    "change": {"en": r"\b(chang\w*|evolv\w*|over time|over the years|history of|grow\w*|grew|went from|"
+                     r"trajectory)\b",
+               "de": r"\b(veränder\w*|entwickel\w*|verlauf|geschichte)\b",
+               "fr": r"\b(chang\w*|évolu\w*|histori\w*)\b",
                "es": r"\b(cambi\w*|evolucion\w*|historia)\b", "zh": r"变化|演变|历史|怎么变|如何变"},
     "happened": {"en": r"^\s*(did|do|does|has|have|is|are|was|were|had)\b|\b(ever|actually|really|happen\w*)\b",
                  "de": r"^\s*(hat|haben|hatte|hatten|ist|sind|war|gibt)\b|\b(jemals|je|tatsächlich|wirklich)\b",
@@ -62,7 +66,7 @@ class Question:
 
     text: str
     lang: str | None  # None: not a language the rules read (intent "other", no re-ranking)
-    words: tuple[str, ...]  # lower-cased, in order, each once
+    words: tuple[str, ...]  # lower-cased, in order, each once (each Han character a word)
     stems: frozenset[str]  # English stems, matched against claim attribute stems built the same way
     ranges: tuple[DateRange, ...]  # every date phrase resolved against `today`
     intent: str  # one of INTENTS
@@ -109,7 +113,7 @@ def parse(text: str, today: dt.date | None = None) -> Question:
     """Read a question once; `today` (default: the local date) anchors relative dates."""
     lang = language(text)
     intent, rules = _intent(text, lang)
-    words = tuple(dict.fromkeys(w.lower() for w in re.findall(r"\w+", text)))
+    words = tuple(dict.fromkeys(w.lower() for w in WORD.findall(text)))
     now = bool(lang and re.search(NOW_RULES[lang], text.lower()))
     ranges = tuple(resolve(text, today or dt.date.today(), lang))
     if intent == "other" and ranges and lang is not None:

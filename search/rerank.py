@@ -42,6 +42,13 @@ def claim_when(claim: dict[str, Any]) -> str:
     return _day(claim.get("valid_from") or claim.get("note_date"))
 
 
+def replaced_by(row: dict[str, Any], at: str) -> bool:
+    """Whether a later value had replaced the claim by `at` (one recorded for the claim's own date restates
+    it, and does not make it outdated then)."""
+    when = claim_when(row["claim"])
+    return any(when < _day(s.get("as_of")) <= at for s in row.get("sup") or [] if s.get("as_of"))
+
+
 def standing(row: dict[str, Any], q: Question, as_of: str | None) -> str:
     """"states" (the fact asked for), "outdated" (superseded or of another time) or "not_fact"."""
     c = row["claim"]
@@ -56,8 +63,8 @@ def standing(row: dict[str, Any], q: Question, as_of: str | None) -> str:
     when = claim_when(c)
     if not when or when > at:
         return "outdated"
-    if any(_day(s.get("as_of")) and _day(s.get("as_of")) <= at for s in row.get("sup") or []):
-        return "outdated"  # a later value had replaced it by then
+    if replaced_by(row, at):
+        return "outdated"
     return "states"
 
 
@@ -71,7 +78,8 @@ def relevant(rows: list[dict[str, Any]], q: Question, named: set[str], margin: f
     scores = [r["score"] for r in rows if r.get("score") is not None]
     best = max(scores, default=None)
     if q.intent == "happened":  # a fact counts as what happened only when it is about what the question names
-        about = [{**r, "anchor": not named or r["entry"] in named} for r in rows]
+        about = [{**r, "anchor": not named or r["entry"] in named or (r.get("score") or 0.0) >= (best or 0.0) - margin}
+                 for r in rows]
         by_chunk: dict[str, list[dict[str, Any]]] = {}
         for r in sorted(about, key=lambda r: (-(r.get("score") or 0.0), str(r["claim"].get("attribute")),
                                               str(r["claim"].get("value")))):

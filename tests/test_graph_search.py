@@ -124,3 +124,32 @@ def test_a_named_year_asks_for_the_value_then(built: Store) -> None:
     assert promoted and all(r["promoted"] == "states the value as of 2023-12-31" for r in promoted)
     assert result["results"][0] is promoted[0]
     assert "| 2023-12-31 | 133 |" in " ".join(c["text"] for c in promoted[0]["chunks"])  # the 2023 year-end row
+
+
+def test_as_of_and_current_through_the_cli(built: Store) -> None:
+    ask = ["search", "How many customers does Lumen Ledger have?", "--include-private", "--json"]
+    then = json.loads(CliRunner().invoke(cli, ask + ["--mode", "auto", "--as-of", "2023-12-31"]).output)
+    assert then["router"] == {"mode": "graph", "reason": "claims as of a date"}
+    assert then["question"]["as_of"] == "2023-12-31"
+    assert all(c["date"] is None or c["date"] <= "2023-12-31" for r in then["results"] for c in r["chunks"])
+    lines = texts(then)
+    assert any("customer_count = 133" in t and "(CURRENT" in t for t in lines), lines  # the value that day
+    assert not any("customer_count = 341" in t for t in lines)  # not yet written
+    now = json.loads(CliRunner().invoke(cli, ask + ["--mode", "graph", "--current"]).output)
+    assert now["question"]["current_only"] and texts(now)
+    assert not any(" (was" in t or "superseded by" in t for t in texts(now)), texts(now)
+    shown = CliRunner().invoke(cli, ["search", "How many customers did Lumen Ledger have last year?",
+                                     "--mode", "graph", "--as-of", "2024-06-30"])
+    assert "read 'last year' as 2023-01-01..2023-12-31" in shown.output, shown.output
+    bad = CliRunner().invoke(cli, ask + ["--as-of", "2023-31-12"])
+    assert bad.exit_code != 0 and "--as-of '2023-31-12' is not a date: use YYYY-MM-DD" in bad.output
+
+
+def test_a_language_the_rules_do_not_read_keeps_hybrid_order(built: Store) -> None:
+    question = "Quantos clientes tem a Lumen Ledger hoje?"  # Portuguese: no intent is read
+    private = Filters(include_private=True)
+    graph = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, question, filters=private)
+    hybrid = run_search(built, EMB, question, "hybrid", filters=private)
+    assert graph["question"]["language"] is None and graph["question"]["intent"] == "other"
+    assert [r["path"] for r in graph["results"]] == [r["path"] for r in hybrid["results"]]
+    assert graph["graph"]["reranked"] == [] and texts(graph)  # nothing moved, graph lines still added

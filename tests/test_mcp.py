@@ -196,7 +196,7 @@ def test_tools_are_listed_read_only_with_schemas(kb_env: Path, vault: Path) -> N
         assert ann.open_world_hint is False
     search = tools["search"].input_schema["properties"]
     assert search["k"]["minimum"] == 1 and search["k"]["maximum"] == 50
-    assert set(search) == {"question", "k", "folder", "tag", "since", "until", "mode"}
+    assert set(search) == {"question", "k", "folder", "tag", "since", "until", "mode", "as_of", "current"}
     assert search["mode"]["enum"] == ["auto", "hybrid", "graph"] and search["mode"]["default"] == "auto"
     assert tools["search"].input_schema["required"] == ["question"]
     assert tools["cypher"].input_schema["required"] == ["query"]
@@ -209,6 +209,9 @@ def test_each_tool_answers(kb_env: Path, vault: Path, store: Store) -> None:
             "search": await call(session, "search", question="matching by licence plate number", k=3),
             "filtered": await call(session, "search", question="pricing", since="2025-01-01", until="2025-12-31"),
             "bad_date": await call(session, "search", question="pricing", since="2025-02-30"),
+            "as_of": await call(session, "search", question="What did fuel cards cost?", as_of="2024-03-31",
+                                current=True),
+            "bad_as_of": await call(session, "search", question="pricing", as_of="2024-13-01"),
             "cypher": await call(session, "cypher", query="MATCH (n:Note) WHERE n.date >= $d RETURN count(n) AS n",
                                  params={"d": "2024-01-01"}),
             "syntax": await call(session, "cypher", query="MATCH (n:Note RETURN n"),
@@ -229,6 +232,12 @@ def test_each_tool_answers(kb_env: Path, vault: Path, store: Store) -> None:
     assert json.loads(out["filtered"][1])["results"] == []
     assert out["private_note"][0] and out["private_note"][1].startswith("no note 'Journal/2025-01-15.md' among the")
     assert out["bad_date"][0] and "not a date" in out["bad_date"][1]
+    assert out["bad_as_of"][0] and "not a date" in out["bad_as_of"][1]
+    as_of = json.loads(out["as_of"][1])
+    assert not out["as_of"][0] and as_of["as_of"] == "2024-03-31" and as_of["current_only"] is True
+    assert as_of["mode"] == "graph" and as_of["router"]["reason"] == "claims as of a date"
+    assert as_of["results"] and all(c["date"] is None or c["date"] <= "2024-03-31"
+                                    for r in as_of["results"] for c in r["chunks"])  # notes written by then
     # the cypher tool counts public notes only: the 2025 journal note is not in its view
     expected = store.read("MATCH (n:Note) WHERE n.date >= '2024-01-01' AND NOT n.private RETURN count(n) AS n")[0]["n"]
     assert json.loads(out["cypher"][1])["rows"] == [{"n": expected}] and expected == 2
@@ -323,3 +332,5 @@ def test_a_promoted_note_says_why() -> None:
     assert out["promoted"] == "states the current value"
     assert out["chunks"][0]["citation"] == "a.md (2026-01-01) › A"
     assert "promoted" not in _search_note({**note, "promoted": None})
+    demoted = _search_note({**note, "promoted": None, "demoted": "outdated claims (customer_count = 200)"})
+    assert demoted["demoted"] == "outdated claims (customer_count = 200)" and "promoted" not in demoted

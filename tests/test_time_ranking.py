@@ -78,6 +78,14 @@ def test_a_note_with_a_current_claim_is_not_demoted() -> None:
     assert stand["q3-2026.md"].standing == "states"
 
 
+def test_a_restatement_on_the_same_date_is_not_an_outdated_value() -> None:
+    q = parse("How many stores did Crumb run at the end of Q2 2025?", TODAY)
+    restated = row("27", "2025-mid.md", "2025-06-30", sup="2025-06-30")  # the board note repeats it that day
+    assert standing(restated, q, None) == "states"
+    assert standing(row("27", "2025-mid.md", "2025-06-30", sup="2025-06-01"), q, None) == "states"  # odd order
+    assert standing(row("27", "2025-mid.md", "2025-05-31", sup="2025-06-15"), q, None) == "outdated"
+
+
 def test_as_of_reads_claims_as_they_stood() -> None:
     rows = as_of_rows(STORES, "2025-01-15")
     assert sorted(r["claim"]["value"] for r in rows) == ["24"]  # later notes and claims are not yet written
@@ -110,7 +118,9 @@ def test_did_it_happen_reads_each_chunks_nearest_claims() -> None:
     stand = standings(relevant(plan + chat + done, q, {CHAIN}, 0.05), q, None)
     assert {p: s.standing for p, s in stand.items()} == {"plan.md": "not_fact", "chat.md": "not_fact",
                                                           "review.md": "states"}
-    other = [row("opened", "elsewhere.md", "2026-01-01", attribute="opening", score=0.9, entry="thing:harbour")]
-    assert "elsewhere.md" not in standings(relevant(other, q, {CHAIN}, 0.05), q, None)  # not what was named
+    other = row("opened", "elsewhere.md", "2026-01-01", attribute="opening", score=0.82, entry="thing:harbour")
+    assert "elsewhere.md" not in standings(relevant(chat + [other], q, {CHAIN}, 0.05), q, None)  # not named
+    near = {**other, "score": 0.88}  # unless its line is as near the question as the best
+    assert standings(relevant(chat + [near], q, {CHAIN}, 0.05), q, None)["elsewhere.md"].standing == "states"
     out = demote(ranked("chat.md", "plan.md", "menu.md", "review.md"), stand)
     assert [r["path"] for r in out] == ["menu.md", "review.md", "chat.md", "plan.md"]

@@ -25,7 +25,8 @@ from kb.refresh import refresh
 from kb.store import SearchIndex
 from search.fusion import FUSION_PRESETS
 
-MODES = ("hybrid", "keyword", "vector", "naive", "flat", "graph", "auto", "graph-notrim", "graph-nopromote")
+MODES = ("hybrid", "keyword", "vector", "naive", "flat", "graph", "auto", "graph-notrim", "graph-nopromote",
+         "graph-current")
 
 
 @click.group("eval")
@@ -105,7 +106,8 @@ def run(questions: str, vault: str, modes: str, split: str | None, out_dir: str 
             "naive": lambda: naive_mode(NaiveIndex(cfg, emb)),
             "graph": lambda: graph_mode(st, emb), "auto": lambda: graph_mode(st, emb, mode="auto"),
             "graph-notrim": lambda: graph_mode(st, emb, preset="no-trim"),
-            "graph-nopromote": lambda: graph_mode(st, emb, preset="no-promote")}
+            "graph-nopromote": lambda: graph_mode(st, emb, preset="no-promote"),
+            "graph-current": lambda: graph_mode(st, emb, current=True)}
         table: dict[str, Mode] = {m: builders[m]() for m in names}
         with Bars(quiet=as_json).step("questions", len(qs)) as advance:
             rows = run_modes(qs, table, advance=advance)
