@@ -19,9 +19,9 @@ from extract.graph import build_rows
 from extract.models import Extraction
 from extract.resolve import Overrides
 from extract.run import Outcome
+from extract.schema import ENTITY_TYPES, RELATIONSHIP_TYPES
 from extract.step import write_layer
 from kb.embed.onnx import OnnxEmbedder
-from extract.schema import ENTITY_TYPES, RELATIONSHIP_TYPES
 from kb.store import KnowledgeStore
 
 TYPES = list(ENTITY_TYPES)
@@ -45,7 +45,7 @@ def synthetic(chunk_ids: list[str], entities: int = 40_000, rels: int = 35_000, 
             bucket["entities"].append({"name": n, "type": t})
         bucket["relationships"].append({"source": a[0], "target": b[0], "type": RELS[i % len(RELS)],
                                         "evidence": "e", "modality": "fact"})
-    for i in range(claims):
+    for _ in range(claims):
         cid = chunk_ids[rng.randrange(len(chunk_ids))]
         n, t = names[rng.randrange(entities // 4)]
         per_chunk[cid]["entities"].append({"name": n, "type": t})

@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kb.readonly import public_view  # noqa: E402
-from kb.sandbox import PublicStore  # noqa: E402
-from kb.store import Connection  # noqa: E402
+from kb.readonly import public_view
+from kb.sandbox import PublicStore
+from kb.store import Connection
 
 
 def connect() -> PublicStore:

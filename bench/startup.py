@@ -28,7 +28,7 @@ QUESTION = "what did we decide about the pricing of the seed round?"
 def run(args: list[str], env: dict[str, str]) -> float:
     """Seconds of wall time for one process; a failure stops the bench with the command's error."""
     t0 = time.perf_counter()
-    proc = subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(args, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
         sys.exit(f"{' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()[-400:]}")
@@ -61,7 +61,7 @@ def main() -> None:
     finally:
         if not args.keep_server:
             subprocess.run([str(KB), "db", "stop"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    print(f"| command | runs | median ms | min ms | max ms |\n|---|---|---|---|---|")
+    print("| command | runs | median ms | min ms | max ms |\n|---|---|---|---|---|")
     for r in rows:
         print(f"| `{r['command']}` | {r['runs']} | {r['median_ms']} | {r['min_ms']} | {r['max_ms']} |")
     args.out.parent.mkdir(parents=True, exist_ok=True)

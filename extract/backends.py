@@ -6,10 +6,12 @@ import json
 import random
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
-from extract.capabilities import ERRORS_DOC, MODELS, RETIRED, Model, model as model_entry
+from extract.capabilities import ERRORS_DOC, MODELS, RETIRED, Model
+from extract.capabilities import model as model_entry
 from extract.errors import ExtractError, FatalExtractError, InvalidOutput, Refused, Truncated
 from kb.config import DEFAULT_EXTRACTOR, Config
 from kb.errors import ConfigError

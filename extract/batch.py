@@ -81,8 +81,8 @@ class BatchQueue:
             _write(path, state)
             requests = [{"custom_id": j["key"], "params": self.extractor.params(j["system"], j["message"],
                                                                                  j["schema"])} for j in part]
-            batch = self.extractor.call(lambda: self.extractor.client.messages.batches.create(
-                requests=requests))  # type: ignore[arg-type]
+            batch = self.extractor.call(lambda: self.extractor.client.messages.batches.create(  # run now
+                requests=requests))  # type: ignore[arg-type]  # noqa: B023
             _write(path, {**state, "id": batch.id})
             ids.append(str(batch.id))
         return ids
@@ -96,7 +96,8 @@ class BatchQueue:
                 path.unlink(missing_ok=True)  # never created: its requests are submitted again
                 continue
             try:
-                batch = self.extractor.call(lambda: self.extractor.client.messages.batches.retrieve(batch_id))
+                batch = self.extractor.call(  # the call runs within this iteration
+                    lambda: self.extractor.client.messages.batches.retrieve(batch_id))  # noqa: B023
             except FatalExtractError:
                 raise
             except ExtractError:

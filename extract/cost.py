@@ -3,10 +3,11 @@ family over an offline count), answers estimated from recorded usage, prices fro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
-from extract.capabilities import model as model_entry, usd
+from extract.capabilities import model as model_entry
+from extract.capabilities import usd
 from kb.errors import ConfigError
 from kb.tokens import count_tokens
 

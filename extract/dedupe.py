@@ -6,11 +6,11 @@ Decisions are cached, so only new pairs are ever judged; a rebuild uses cached d
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from extract.backends import Extractor

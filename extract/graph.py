@@ -143,7 +143,8 @@ def attach_lines(rows: KnowledgeRows) -> None:
     for rtype, items in rows.relationships.items():
         for r in items:
             p = r["props"]
-            p["line"] = link_line(names[r["source"]], rtype, names[r["target"]], p["evidence"][0] if p["evidence"] else "")
+            evidence = p["evidence"][0] if p["evidence"] else ""
+            p["line"] = link_line(names[r["source"]], rtype, names[r["target"]], evidence)
             p["line_hash"] = hashlib.sha1(p["line"].encode()).hexdigest()
 
 

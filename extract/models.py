@@ -7,7 +7,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
 # Spelled out for the type checker; a test checks they equal the tables in extract/schema.py.
 EntityType = Literal[
     'Person', 'Organization', 'Product', 'Project', 'Concept', 'Event', 'Location', 'Document',

@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
+from pydantic import BaseModel
+
+from extract.audit import Checker, Retyped, Verdict
 from extract.backends import Extractor, extractor_spec, make_extractor
 from extract.cache import ExtractionCache
-from extract.audit import Checker, Retyped, Verdict
 from extract.capabilities import MODELS
 from extract.cost import Call, Estimate, check, estimate
 from extract.dedupe import Judge, Judgement, judged_merges
 from extract.errors import FatalExtractError
-from extract.models import json_schema
-from kb.tokens import count_tokens
-from pydantic import BaseModel
 from extract.graph import KnowledgeRows, attach_lines, build_rows
-from kb.embed import Embedder
+from extract.models import json_schema
 from extract.resolve import Overrides
 from extract.run import KnowledgeRun, Outcome, Policy
 from kb.config import Config, load_overrides
+from kb.embed import Embedder
 from kb.store import KnowledgeStore, Store
+from kb.tokens import count_tokens
 
 CHECK_SCHEMAS: dict[str, type[BaseModel]] = {"dedupe": Judgement, "audit": Verdict, "retype": Retyped}
 

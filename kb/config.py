@@ -6,9 +6,10 @@ import difflib
 import json
 import os
 import tomllib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from kb.errors import ConfigError
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-_Base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # type: ignore[assignment]
+_Base: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_INT_CHARS = 40  # longer integer literals stay text (a 5,000-digit int cannot be printed as JSON)
 
 
@@ -45,7 +45,7 @@ class _Guarded(yaml.SafeLoader):
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[no-untyped-call]  # untyped in types-PyYAML
             raise FrontMatterError(f"YAML alias *{event.anchor} (line {event.start_mark.line + 1}): kb does not "
                                    "expand anchors and aliases; write the value out")
         return super().compose_node(parent, index)
@@ -54,4 +54,4 @@ class _Guarded(yaml.SafeLoader):
 def load_front_matter(text: str) -> Any:
     """Parse front matter text; raises yaml.YAMLError (FrontMatterError for refused constructs)."""
     loader = _Guarded if "*" in text else _Fast
-    return yaml.load(text, Loader=loader)  # noqa: S506 - both loaders are SafeLoader subclasses
+    return yaml.load(text, Loader=loader)

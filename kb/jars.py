@@ -16,11 +16,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 from kb.errors import ServerError
 
@@ -251,7 +251,7 @@ def fetch(lib: Path, lock: Lock, jars: Sequence[Jar], configured_repo: str | Non
         if progress:
             progress(f"fetching {len(todo)} Neo4j jars from {base}")
         with ThreadPoolExecutor(max_workers=FETCH_WORKERS) as pool:
-            results = list(pool.map(lambda j: _from_url(base, lib, j), todo))
+            results = list(pool.map(lambda j: _from_url(base, lib, j), todo))  # noqa: B023 - done in this pass
         errors += [r for r in results if r]
         todo = [j for j, r in zip(todo, results) if r]
     if todo:

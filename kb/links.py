@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import posixpath
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from kb.markdown import RawLink
 

@@ -7,8 +7,9 @@ import datetime as dt
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 from kb.errors import KbError
 
@@ -42,7 +43,7 @@ def write_lock(home: Path, uri: str, database: str, what: str = "kb refresh") ->
         handle.seek(0)
         handle.truncate()
         handle.write(json.dumps({"pid": os.getpid(), "what": what, "database": database,
-                                 "started": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}))
+                                 "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}))
         handle.flush()
         yield path
     finally:

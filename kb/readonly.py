@@ -36,9 +36,10 @@ import json
 import math
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any, Mapping
+from typing import Any
 
 from neo4j.graph import Node, Relationship
 from neo4j.graph import Path as GraphPath
@@ -331,7 +332,8 @@ def vault_file(vault: Path, path: str) -> tuple[str, Path]:
 # Every MCP read runs in a transaction that first removes private material from its own view, then runs
 # the tool's reads, then is rolled back (never committed). What the statements below remove, in order:
 # private notes (flag, or a path under a private folder), chunks without a visible note, claims without a
-# visible chunk, entities known only from hidden chunks, any node flagged private, passages of hidden chunks; on entities also seen in public chunks, the names
+# visible chunk, entities known only from hidden chunks, any node flagged private, passages of hidden chunks; on
+# entities also seen in public chunks, the names
 # and aliases no public chunk contains; on relationships, chunk ids, evidence and lines from hidden chunks;
 # then tags, folders, placeholders and attachments only hidden notes had, and any node all of whose
 # neighbours are hidden. Apart from label and flag scans, every statement walks only the hidden material's

@@ -21,7 +21,8 @@ import contextlib
 import itertools
 import os
 import threading
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 import neo4j
 from neo4j import exceptions as nx

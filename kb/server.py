@@ -10,10 +10,10 @@ import socket
 import stat
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Callable
 
 from kb import jars
 from kb.config import Config, read_config_file, write_config_values
@@ -321,7 +321,8 @@ def _launch(cfg: Config, paths: ServerPaths, java: Java, port: int, password: st
             return _info(port, password, proc.pid, paths)
         time.sleep(0.3)
     stop(cfg)
-    raise ServerError(f"Neo4j did not answer on 127.0.0.1:{port} within {timeout:.0f} s: see {paths.logs / 'neo4j.log'}")
+    raise ServerError(f"Neo4j did not answer on 127.0.0.1:{port} within {timeout:.0f} s: "
+                      f"see {paths.logs / 'neo4j.log'}")
 
 
 def _bolt_ready(paths: ServerPaths) -> bool:

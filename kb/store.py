@@ -82,7 +82,7 @@ class Store:
 
     def run_autocommit(self, statement: str, **params: Any) -> None:
         with self.driver.session(database=self.conn.database) as session:
-            session.run(statement, params).consume()  # type: ignore[arg-type]
+            session.run(statement, params).consume()
 
     def _check_version(self) -> str:
         try:

@@ -11,13 +11,14 @@ import os
 import re
 import stat
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable
+from typing import Any
 
-import frontmatter
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 
 from kb.frontmatter_yaml import load_front_matter
 from kb.markdown import RawLink, Structure, expand_tags, parse_structure
@@ -100,7 +101,8 @@ def obsidian_filters(root: Path) -> tuple[tuple[str, ...], str | None]:
         filters = data.get("userIgnoreFilters") or [] if isinstance(data, dict) else []
         return tuple(str(f) for f in filters if isinstance(f, str) and f.strip()), None
     except (OSError, ValueError) as exc:
-        return (), f".obsidian/app.json: unreadable ({str(exc)[:80]}); Obsidian's excluded files not applied: fix the file"
+        return (), (f".obsidian/app.json: unreadable ({str(exc)[:80]}); Obsidian's excluded files not applied: "
+                    "fix the file")
 
 
 def _ignored_by(filters: tuple[str, ...]) -> Callable[[str], bool]:
@@ -284,7 +286,7 @@ def parse_note(vf: VaultFile, private_folders: tuple[str, ...] = ()) -> Note:
 
 
 def _split_front_matter(path: str, text: str, warnings: list[str]) -> tuple[dict[str, Any], str]:
-    handler = frontmatter.YAMLHandler()
+    handler = YAMLHandler()
     if not handler.detect(text):
         return {}, text
     try:
@@ -358,7 +360,7 @@ def _note_date(meta: dict[str, Any], stem: str, mtime: float) -> tuple[str, str]
     m = FILENAME_DATE.search(stem)
     if m and (value := _valid_date(m)):
         return value, "file name"
-    return dt.datetime.fromtimestamp(mtime, tz=dt.timezone.utc).date().isoformat(), "file mtime"
+    return dt.datetime.fromtimestamp(mtime, tz=dt.UTC).date().isoformat(), "file mtime"
 
 
 def _date_warnings(path: str, meta: dict[str, Any], used: str) -> list[str]:

@@ -49,7 +49,8 @@ RULES: dict[str, str] = {
     "stop_reason refusal": f"{DOCS}/build-with-claude/handling-stop-reasons",
     "adaptive thinking blocks come first and count as output": f"{DOCS}/build-with-claude/adaptive-thinking",
     "batch custom_id matches ^[a-zA-Z0-9_-]{1,64}$ and is unique": f"{DOCS}/build-with-claude/batch-processing",
-    "batch results are JSONL, one per custom_id: succeeded/errored/expired": f"{DOCS}/build-with-claude/batch-processing",
+    "batch results are JSONL, one per custom_id: succeeded/errored/expired":
+        f"{DOCS}/build-with-claude/batch-processing",
     "count_tokens answers {input_tokens}": f"{DOCS}/build-with-claude/token-counting",
 }
 

@@ -16,14 +16,15 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Callable, Iterator, Union
+from typing import Any
 
 from anthropic_rules import CUSTOM_ID, MODELS, request_problem
 from standin_http import JsonHandler, Recorded, StandInServer, full_name
 
-Responder = Callable[[dict[str, Any]], Union[str, dict[str, Any]]]
+Responder = Callable[[dict[str, Any]], str | dict[str, Any]]
 
 EMPTY: dict[str, Any] = {"entities": [], "relationships": [], "claims": []}
 DEFAULT_OLLAMA_MODELS = frozenset({"qwen2.5:7b"})
@@ -272,7 +273,7 @@ class ChatStandIn(StandInServer):
             return self._anthropic_error(400, "invalid_request_error", f"requests: custom_id {bad!r} must match "
                                          "^[a-zA-Z0-9_-]{1,64}$ and be unique within the batch")
         batch = {"id": self._next_id("msgbatch_"), "requests": requests, "results": {}, "status": "in_progress",
-                 "created_at": datetime.now(timezone.utc)}
+                 "created_at": datetime.now(UTC)}
         with self._lock:
             self.batches[batch["id"]] = batch
         return 200, self._batch_view(batch), {}

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from extract.audit import AUDIT, RETYPE
 from extract.cache import ExtractionCache, cache_key

@@ -8,11 +8,11 @@ drop the connection without a response, hang, answer HTTP 500. Every request is 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import random
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
-from typing import Any, Iterator
+from typing import Any
 
 from standin_http import JsonHandler, Recorded, StandInServer, full_name
 

@@ -6,14 +6,15 @@ let it through would be a defect of its own."""
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import anthropic
 import pytest
-from pydantic import BaseModel
-
 from anthropic_rules import RULES
 from anthropic_standin import THINKING, ChatStandIn, running
+from pydantic import BaseModel
+
 from extract.audit import AUDIT, RETYPE, Retyped, Verdict
 from extract.backends import AnthropicExtractor
 from extract.dedupe import ACCEPT, CONFIRM, Judgement

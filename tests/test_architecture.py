@@ -88,7 +88,8 @@ def test_filtered_vector_query_filters_before_ranking() -> None:
 def test_facet_words_are_stable() -> None:
     """The words refresh wrote into existing graphs: moving the helpers must not change them."""
     from kb.facets import folder_facet, tag_facet
-    from kb.refresh import folder_facet as written_folder, tag_facet as written_tag
+    from kb.refresh import folder_facet as written_folder
+    from kb.refresh import tag_facet as written_tag
 
     assert (written_folder, written_tag) == (folder_facet, tag_facet)
     assert folder_facet("/Projects/") == folder_facet("Projects") == "kbf_53e890d5f0fffe09"

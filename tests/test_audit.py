@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from anthropic_standin import ChatStandIn
+from knowledge_helpers import MODEL, system_text, user_text
+
 from extract.audit import AUDIT, Checker
 from extract.backends import AnthropicExtractor
 from extract.cache import ExtractionCache
-from knowledge_helpers import MODEL, system_text, user_text
 
 
 def rel(src: str, tgt: str, evidence: str, count: int = 1, private: bool = False) -> dict[str, Any]:

@@ -4,18 +4,19 @@ kill-safety, expired and errored requests, nothing submitted twice."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
 from anthropic_standin import ChatStandIn
 from conftest import EXAMPLE_VAULT
+from knowledge_helpers import MODEL, replay, vault_chunks
+
 from extract.backends import AnthropicExtractor
 from extract.batch import BatchQueue
 from extract.cache import ExtractionCache
 from extract.run import KnowledgeRun, Outcome, Policy
-from knowledge_helpers import MODEL, replay, vault_chunks
 
 BATCHES = "/v1/messages/batches"
 

@@ -23,7 +23,8 @@ def test_refresh_json_then_nothing_to_do(kb_env: Path, example_vault: Path, stor
     code, out = invoke("refresh", "--vault", str(example_vault), "--json")
     assert code == 0, out
     data = json.loads(out)
-    assert len(data["added"]) == 26 and data["counts"]["pending"] == 0 and data["embedded"] == data["counts"]["passages"]
+    assert len(data["added"]) == 26 and data["counts"]["pending"] == 0
+    assert data["embedded"] == data["counts"]["passages"]
     assert data["skipped"][0]["path"] == "Archive/.Investor letter draft.md.icloud"
     code, out = invoke("refresh", "--vault", str(example_vault))
     assert code == 0 and out.startswith(f"No change in {example_vault.resolve()}")
@@ -72,4 +73,5 @@ def test_db_init_is_idempotent(kb_env: Path, store: object) -> None:
         code, out = invoke("db", "init", "--json")
         assert code == 0, out
     data = json.loads(out)
-    assert data["schema_version"] == SCHEMA_VERSION and "chunk_text" in data["indexes"] and "note_path" in data["indexes"]
+    assert data["schema_version"] == SCHEMA_VERSION
+    assert "chunk_text" in data["indexes"] and "note_path" in data["indexes"]

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from anthropic_standin import ChatStandIn
+from knowledge_helpers import MODEL, system_text, user_text
+
 from extract.backends import AnthropicExtractor
 from extract.cache import ExtractionCache
-from extract.dedupe import (CONFIRM, Judge, candidates, judged_merges, remembered_vector_candidates,
-                            vector_candidates)
-from knowledge_helpers import MODEL, system_text, user_text
+from extract.dedupe import CONFIRM, Judge, candidates, judged_merges, remembered_vector_candidates, vector_candidates
 
 
 def ent(key: str, name: str, etype: str = "Organization", mentions: int = 1, private: bool = False) -> dict[str, Any]:

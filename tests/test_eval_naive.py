@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from conftest import make_config
+
 from eval.naive import BM25, NaiveIndex, windows
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import make_config
+
 from kb.progress import Bars
 from kb.refresh import Summary, refresh
 from kb.store import Store

@@ -8,15 +8,22 @@ from __future__ import annotations
 import json
 import socket
 import time
-from typing import Any, Iterator
-
-import pytest
+from collections.abc import Iterator
+from typing import Any
 
 import anthropic
-
+import pytest
 from anthropic_standin import INVALID_JSON, THINKING, ChatStandIn, Recorded, input_tokens_for, running, tokens
-from extract.backends import (ANSWER_TOKENS, RETRIES, THINKING_TOKENS, AnthropicExtractor, OllamaExtractor, Usage,
-                              context_for)
+
+from extract.backends import (
+    ANSWER_TOKENS,
+    RETRIES,
+    THINKING_TOKENS,
+    AnthropicExtractor,
+    OllamaExtractor,
+    Usage,
+    context_for,
+)
 from extract.errors import ExtractError, FatalExtractError, InvalidOutput, Refused, Truncated
 from extract.models import Extraction, json_schema
 from extract.prompt import SYSTEM, user_message

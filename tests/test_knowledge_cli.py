@@ -11,16 +11,17 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-from click.testing import CliRunner
-
 from anthropic_standin import ChatStandIn
+from click.testing import CliRunner
+from knowledge_helpers import replay, system_text
+
 from extract.audit import AUDIT
 from kb.cli import cli
-from knowledge_helpers import replay, system_text
 
 BATCHES = "/v1/messages/batches"
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-
 from graphdump import dump
+
 from kb.cli import cli
 from kb.store import KnowledgeStore, Store
 
@@ -20,7 +20,8 @@ from kb.store import KnowledgeStore, Store
 def invoke(*args: str) -> dict[str, Any]:
     result = CliRunner().invoke(cli, [*args, "--json"])
     assert result.exit_code == 0, result.output
-    return dict(json.loads(result.output)) if result.output.strip().startswith("{") else {"rows": json.loads(result.output)}
+    data = json.loads(result.output)
+    return dict(data) if result.output.strip().startswith("{") else {"rows": data}
 
 
 @pytest.fixture
@@ -83,7 +84,8 @@ def test_hubs_and_canonical_notes(built: dict[str, Any], store: Store) -> None:
 
 def test_an_override_wins(built: dict[str, Any], store: Store, tmp_path: Path,
                           monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "overrides.yaml").write_text("private_folders: [Journal]\nmerges_vetoed:\n  - [Ledgerly, Lumen Books]\n")
+    (tmp_path / "overrides.yaml").write_text(
+        "private_folders: [Journal]\nmerges_vetoed:\n  - [Ledgerly, Lumen Books]\n")
     monkeypatch.setenv("KB_OVERRIDES", str(tmp_path / "overrides.yaml"))
     invoke("rebuild-entities")
     assert one(store, "MATCH (e:Entity {name: 'Ledgerly'}) RETURN count(e)") == 1

@@ -8,16 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from anthropic_standin import ChatStandIn
 from conftest import EXAMPLE_VAULT
+from knowledge_helpers import MODEL, replay, user_text, vault_chunks
+
 from extract.backends import AnthropicExtractor, OllamaExtractor
 from extract.cache import ExtractionCache, cache_key
 from extract.models import Extraction, find_exact, repair
 from extract.run import KnowledgeRun, Policy
 from extract.schema import ENTITY_TYPES, MODALITIES, RELATIONSHIP_TYPES
 from kb.errors import ConfigError
-from knowledge_helpers import MODEL, replay, user_text, vault_chunks
 
 JOURNAL_SECRET = "Ingrid"  # appears in the private Journal notes
 

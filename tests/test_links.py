@@ -61,6 +61,6 @@ def test_table_escaped_pipes() -> None:
     from kb.markdown import parse_structure
 
     links = parse_structure("| a | b |\n|---|---|\n| [[Kickoff\\|the kickoff]] | ![[diagram.png\\|100]] |").links
-    assert [(l.target, l.display, l.embed) for l in links] == [("Kickoff", "the kickoff", False),
+    assert [(lk.target, lk.display, lk.embed) for lk in links] == [("Kickoff", "the kickoff", False),
                                                                 ("diagram.png", "100", True)]
-    assert [INDEX.resolve(l, "x.md").kind for l in links] == ["note", "attachment"]
+    assert [INDEX.resolve(lk, "x.md").kind for lk in links] == ["note", "attachment"]

@@ -10,12 +10,12 @@ def links(body: str) -> list[RawLink]:
 def test_every_wikilink_form() -> None:
     got = links("[[Note]] [[Note|text]] [[Note#Heading]] [[Note#Heading|t]] [[Note#^blk]] "
                 "[[folder/Note]] ![[Note]] ![[pic.png]]")
-    assert [(l.target, l.display, l.heading, l.block, l.embed) for l in got] == [
+    assert [(lk.target, lk.display, lk.heading, lk.block, lk.embed) for lk in got] == [
         ("Note", None, None, None, False), ("Note", "text", None, None, False),
         ("Note", None, "Heading", None, False), ("Note", "t", "Heading", None, False),
         ("Note", None, None, "blk", False), ("folder/Note", None, None, None, False),
         ("Note", None, None, None, True), ("pic.png", None, None, None, True)]
-    assert {l.kind for l in got} == {"wiki"}
+    assert {lk.kind for lk in got} == {"wiki"}
 
 
 def test_markdown_links_to_notes_are_links_and_urls_are_not() -> None:

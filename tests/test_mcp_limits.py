@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 from mcp import ClientSession
+from test_mcp import call, server_params, vault, with_client  # noqa: F401  (vault is a fixture)
 
 from kb.mcp_server import ECHO_CHARS, GRACE_S, MAX_ERROR_CHARS, run_with_deadline
 from kb.readonly import MAX_NESTING, MAX_QUERY_CHARS, Refused, check_text
 from kb.store import Store
 from kb.tokens import count_tokens
-from test_mcp import call, server_params, vault, with_client  # noqa: F401  (vault is a fixture)
 
 ALIVE = "MATCH (n:Note) RETURN count(n) AS n"
 

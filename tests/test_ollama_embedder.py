@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import socket
-from typing import Iterator
+from collections.abc import Iterator
 
 import ollama
 import pytest
+from ollama_standin import OllamaStandIn, running, vector_for
 
 from kb.embed.ollama import RETRIES, OllamaEmbedder
 from kb.errors import EmbedderError
-from ollama_standin import OllamaStandIn, running, vector_for
 
 TEXTS = ["Neo4j stores the vault as a graph.", "bge-m3 makes 1024-dim vectors.", "Ünïcödé and emoji 🧠 too."]
 

@@ -13,17 +13,18 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple
 
 import pytest
 from click.testing import CliRunner
 from mcp import ClientSession
+from test_mcp import call, server_params, with_client
 
 from kb.cli import cli
 from kb.sandbox import PublicStore, ViewChanged
 from kb.store import Connection, Store
-from test_mcp import call, server_params, with_client
 
 WINDOW = 20
 PRIVATE = "Journal"

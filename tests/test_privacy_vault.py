@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import make_config
+
 from kb.errors import ConfigError
 from kb.progress import Bars
 from kb.refresh import refresh

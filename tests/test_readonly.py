@@ -8,8 +8,20 @@ import pytest
 
 from kb.config import coerce
 from kb.errors import ConfigError
-from kb.readonly import (HARD_MAX_TOKENS, HARD_TIMEOUT_S, Refused, check_query_type, check_text, clean, code_text,
-                         decode_escapes, dumps, limit_value, normalise, shape_rows)
+from kb.readonly import (
+    HARD_MAX_TOKENS,
+    HARD_TIMEOUT_S,
+    Refused,
+    check_query_type,
+    check_text,
+    clean,
+    code_text,
+    decode_escapes,
+    dumps,
+    limit_value,
+    normalise,
+    shape_rows,
+)
 from kb.tokens import count_tokens
 
 B = "\\"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from conftest import make_config
 from graphdump import dump
+
 from kb.progress import Bars
 from kb.refresh import refresh
 from kb.store import Connection, Store
@@ -25,7 +26,8 @@ def write(root: Path, rel: str, text: str) -> None:
 
 
 def small_vault(root: Path) -> Path:
-    write(root, "People/Ann.md", "---\ndate: 2024-01-01\naliases: [Annie]\ntags: [person]\n---\n# Ann\nWorks with [[Bob]].")
+    write(root, "People/Ann.md",
+          "---\ndate: 2024-01-01\naliases: [Annie]\ntags: [person]\n---\n# Ann\nWorks with [[Bob]].")
     write(root, "People/Bob.md", "# Bob\nKnows [[Ann|her]] and [[Carol]] and [[Annie]]. #person/friend")
     write(root, "Notes/Plan.md", "---\ndate: 2024-02-02\n---\nSee [[People/Ann#Ann]] ![[chart.png]] ![[gone.png]]")
     write(root, "chart.png", "png")
@@ -52,7 +54,8 @@ def test_first_build_and_a_second_run_that_writes_nothing(store: Store, tmp_path
     assert missing["gone.png"]["kind"] == "attachment"
     assert store.read("MATCH (:Note {path:'Notes/Plan.md'})-[:ATTACHES]->(a:Attachment) RETURN a.path AS p") == [
         {"p": "chart.png"}]
-    assert store.read("MATCH (:Tag {name:'person/friend'})-[:CHILD_OF]->(t:Tag) RETURN t.name AS n") == [{"n": "person"}]
+    parent = store.read("MATCH (:Tag {name:'person/friend'})-[:CHILD_OF]->(t:Tag) RETURN t.name AS n")
+    assert parent == [{"n": "person"}]
     assert store.read("MATCH (f:Folder {path:'People'})-[:IN_FOLDER]->(p:Folder) RETURN p.path AS p") == [{"p": ""}]
     before = dump(store)
     again = run(store, vault)

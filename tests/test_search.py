@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pytest
-
 from conftest import make_config
+
 from kb.embed.onnx import OnnxEmbedder
 from kb.embeddings import EmbedStep
 from kb.errors import EmbedderError
@@ -92,8 +92,9 @@ def test_private_notes_only_on_request(store: Store, example_vault: Path, tmp_pa
     for flt in (Filters(), Filters(since="2020-01-01")):
         opted = search(store, question, k=20, filters=Filters(flt.folder, flt.tag, flt.since, include_private=True))
         assert any(p.startswith("Journal/") for p in paths(opted))
-    assert store.read("MATCH (c:Passage) WHERE c.private AND c.embedding IS NOT NULL RETURN count(c) AS n")[0]["n"] == 0
-    assert store.read("MATCH (c:Passage) WHERE c.private AND c.embedding_private IS NOT NULL RETURN count(c) AS n")[0]["n"] > 0
+    count = "MATCH (c:Passage) WHERE c.private AND c.{} IS NOT NULL RETURN count(c) AS n"
+    assert store.read(count.format("embedding"))[0]["n"] == 0
+    assert store.read(count.format("embedding_private"))[0]["n"] > 0
     (tmp_path / "none.yaml").write_text("private_folders: []\n")
     public = make_config(example_vault, overrides=str(tmp_path / "none.yaml"))
     assert public.private_folders == ()
@@ -108,7 +109,8 @@ def test_same_question_same_order(store: Store, example_vault: Path) -> None:
 
 
 def test_fusion_ties_break_on_id() -> None:
-    hits = fuse([{"id": "b", "path": "x"}, {"id": "a", "path": "y"}], [{"id": "a", "path": "y"}, {"id": "b", "path": "x"}])
+    hits = fuse([{"id": "b", "path": "x"}, {"id": "a", "path": "y"}],
+                [{"id": "a", "path": "y"}, {"id": "b", "path": "x"}])
     assert [h.id for h in hits] == ["a", "b"] and hits[0].score == hits[1].score
 
 

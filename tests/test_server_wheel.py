@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from click.testing import CliRunner
+from conftest import EXAMPLE_VAULT
+from test_server import link_lib
 
 from kb import jars, server
 from kb.cli import cli
 from kb.config import load_config
 from kb.java import wheel_java
 from kb.store import Store, connection_for
-
-from conftest import EXAMPLE_VAULT
-from test_server import link_lib
 
 
 @pytest.fixture(scope="module")

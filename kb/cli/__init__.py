@@ -86,5 +86,5 @@ def cli() -> None:
 
 def main() -> None:
     if sys.stdout.isatty():  # names and text from the vault must not drive the terminal (titles, clears)
-        sys.stdout = SafeStream(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = SafeStream(sys.stdout)
     cli(prog_name="kb")

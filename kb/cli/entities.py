@@ -10,14 +10,14 @@ import click
 
 from extract.backends import make_extractor
 from extract.lookup import pick
-from extract.timeline import timelines, written
-from search.hybrid import iso_date
 from extract.step import policy_for, rebuild
+from extract.timeline import timelines, written
 from kb.cli.common import config, emit_json, json_option, stdin_is_tty, store
 from kb.embed import make_embedder
 from kb.embeddings import built_by
 from kb.errors import ConfigError
 from kb.store import KnowledgeStore
+from search.hybrid import iso_date
 
 
 @click.command("rebuild-entities")
@@ -153,7 +153,8 @@ def path_cmd(a: str, b: str, as_json: bool) -> None:
     click.echo(" -> ".join(rows[0]["names"]))
     for s in steps:
         src = s["source"]
-        click.echo(f"  {s['from']} -{s['type']}-> {s['to']}: \"{s['evidence']}\" [{src.get('path')}, {src.get('date')}]")
+        cite = f"[{src.get('path')}, {src.get('date')}]"
+        click.echo(f"  {s['from']} -{s['type']}-> {s['to']}: \"{s['evidence']}\" {cite}")
 
 
 @click.command("timeline")

@@ -9,7 +9,7 @@ import click
 
 from extract.backends import make_extractor
 from extract.models import Extraction
-from extract.run import KnowledgeRun, MODELS, Policy
+from extract.run import MODELS, KnowledgeRun, Policy
 from extract.step import cache_for, graph_vault, knowledge_step, model_name, policy_for
 from kb.cli.common import config, emit_json, json_option, stdin_is_tty, store
 from kb.errors import ConfigError

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import gzip
+from collections.abc import Sequence
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
