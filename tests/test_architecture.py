@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from kb import cypher
@@ -94,3 +95,15 @@ def test_facet_words_are_stable() -> None:
     assert (written_folder, written_tag) == (folder_facet, tag_facet)
     assert folder_facet("/Projects/") == folder_facet("Projects") == "kbf_53e890d5f0fffe09"
     assert tag_facet("#Work") == tag_facet("work") == "kbt_e274eeff768c6396"
+
+
+def test_contributing_names_real_files_and_symbols() -> None:
+    """CONTRIBUTING.md's recipes point at files that exist and at names those files define."""
+    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    paths = set(re.findall(r"`((?:kb|search|extract|eval|tests|bench|scripts)/[\w/.-]+\.(?:py|sh))`", text))
+    assert paths and sorted(p for p in paths if "NAME" not in p and not (REPO / p).is_file()) == []
+    pairs = re.findall(r"`(\w+)`(?: protocol)? (?:in|of) `([\w/.]+\.py)`", text)
+    assert len(pairs) >= 8
+    for name, path in pairs:
+        source = (REPO / path).read_text(encoding="utf-8")
+        assert re.search(rf"^\s*(?:def|class) {name}\b|^\s*{name}(?:: [^=]+)? =", source, re.M), f"{name} in {path}"
