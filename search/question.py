@@ -18,16 +18,17 @@ CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # Han characters
 KANA = re.compile(r"[\u3040-\u30ff]")
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 WORD = re.compile(rf"[{HAN}]|[^\W{HAN}]+")  # each Han character is a word: Chinese writes no spaces
-# a few function words per language: the language with most hits wins (none: not understood)
+# a few function words per language: the language with most hits wins, if it has two (one in a question of up to
+# three words); else the language is not understood
 FUNCTION_WORDS: dict[str, frozenset[str]] = {
-    "en": frozenset("the is are was were did does do what how who which when why of in to and we our have has "
-                    "there ever any many much".split()),
+    "en": frozenset("the a an is are was were did does do what how who which when where why whose of in to and "
+                    "for at by on with from it that this we our us have has there ever any many much s".split()),
     "de": frozenset("der die das ist sind war waren wir unser unsere hat haben wie was wer welche wann warum "
                     "und mit für im ein eine gibt jemals viele".split()),
     "fr": frozenset("le la les est sont était nous notre avons a combien quel quelle quels qui quand pourquoi "
-                    "et des du une un qu est-ce y jamais".split()),
+                    "et de des du une un qu est ce y jamais l d".split()),
     "es": frozenset("el la los las es son era fue nosotros nuestro tenemos cuántos cuánto qué quién cuándo por "
-                    "y del una un alguna vez".split()),
+                    "y de del una un alguna vez".split()),
 }
 # Per intent and language, the one pattern that says the question asks for it. Order of INTENTS decides ties.
 INTENT_RULES: dict[str, dict[str, str]] = {
@@ -87,15 +88,15 @@ class Question:
 
 
 def language(text: str) -> str | None:
-    """"zh" for Chinese script, else the language of FUNCTION_WORDS with most hits; None when none hit."""
+    """"zh" for Chinese script, else the language of FUNCTION_WORDS with most hits; None when too few hit."""
     if KANA.search(text):
         return None
     if CJK.search(text):
         return "zh"
-    words = re.findall(r"[\w'-]+", text.lower())
+    words = re.findall(r"\w+", text.lower())
     hits = {lang: sum(w in vocab for w in words) for lang, vocab in FUNCTION_WORDS.items()}
     best = max(sorted(hits), key=lambda lang: hits[lang])
-    return best if hits[best] > 0 else None
+    return best if hits[best] >= (1 if len(words) <= 3 else 2) else None
 
 
 def _intent(text: str, lang: str | None) -> tuple[str, list[str]]:
