@@ -150,14 +150,14 @@ def _rerank(index: SearchIndex, ks: KnowledgeStore, results: list[dict[str, Any]
     if as_of:
         rows = as_of_rows(rows, as_of)
     at = as_of or (q.period.end if q.period else None)
+    # notes whose claims nearest the question are all suggestions, plans, opinions or hypotheticals
+    near = replace(q, intent="happened")
+    hearsay = {p: s for p, s in standings(relevant(rows, near, set(), cfg.claim_margin), near, as_of,
+                                          note_of).items() if s.standing == "not_fact"}
     if cfg.promote and q.intent in ("value", "change"):
         ranked = [{**r, "asked": True} for r in rows]  # a ranked chunk's claims can lead too
         leads = lead_claims(claims + ranked, named, set(q.stems), q.period.start if q.period else None, at)
-        # a note whose claims nearest the question are suggestions or plans does not lead, whatever it quotes
-        hearsay = {p for p, s in standings(relevant(rows, replace(q, intent="happened"), set(), cfg.claim_margin),
-                                           replace(q, intent="happened"), as_of, note_of).items()
-                   if s.standing == "not_fact"}
-        leads = [r for r in leads if r["claim"]["note_path"] not in hearsay]
+        leads = [r for r in leads if r["claim"]["note_path"] not in hearsay]  # whatever such a note quotes
         narrowed = filters is not None and filters.active()
         reason = (f"states the value as of {at}" if at else "states the current value")
         period = (q.period.start, q.period.end) if q.period and not as_of else None
@@ -165,7 +165,7 @@ def _rerank(index: SearchIndex, ks: KnowledgeStore, results: list[dict[str, Any]
                           lambda pairs: [] if narrowed else notes_for_chunks(index, pairs), period)
     if not cfg.rerank:
         return results, []
-    stand = standings(relevant(rows, q, named, cfg.claim_margin), q, as_of, note_of)
+    stand = {**hearsay, **standings(relevant(rows, q, named, cfg.claim_margin), q, as_of, note_of)}
     results = demote(results, stand)
     moved = [{"path": r["path"], "why": r[k]} for r in results for k in ("promoted", "demoted") if r.get(k)]
     return results, moved

@@ -42,12 +42,15 @@ INTENT_RULES: dict[str, dict[str, str]] = {
                "de": r"\b(veränder\w*|entwickel\w*|verlauf|geschichte)\b",
                "fr": r"\b(chang\w*|évolu\w*|histori\w*)\b",
                "es": r"\b(cambi\w*|evolucion\w*|historia)\b", "zh": r"变化|演变|历史|怎么变|如何变"},
-    "happened": {"en": r"^\s*(did|do|does|has|have|is|are|was|were|had)\b|\b(ever|actually|really|happen\w*)\b",
-                 "de": r"^\s*(hat|haben|hatte|hatten|ist|sind|war|gibt)\b|\b(jemals|je|tatsächlich|wirklich)\b",
-                 "fr": r"^\s*(est-ce qu|y a-t-il|a-t-on|avons-nous|ont-ils)|\b(jamais|vraiment|réellement)\b",
-                 "es": r"^\s*(¿\s*)?(hay|hubo|tiene|tenemos|se)\b|\b(alguna vez|realmente)\b",
-                 "zh": r"有没有|是否|真的|到底|实际上|吗[？?]?\s*$"},
-    "value": {"en": r"\b(how (many|much)|what (is|are|was|were|does|do|did)|what's|which|who (is|are|was))\b",
+    # a yes/no question, or one asking when something happened (which takes for granted that it did)
+    "happened": {"en": r"^\s*(did|do|does|has|have|is|are|was|were|had|when (did|was|were|has|have))\b|"
+                       r"\b(ever|actually|really|happen\w*)\b",
+                 "de": r"^\s*(hat|haben|hatte|hatten|ist|sind|war|gibt|wann)\b|\b(jemals|je|tatsächlich|wirklich)\b",
+                 "fr": r"^\s*(est-ce qu|y a-t-il|a-t-on|avons-nous|ont-ils|quand)|\b(jamais|vraiment|réellement)\b",
+                 "es": r"^\s*(¿\s*)?(hay|hubo|tiene|tenemos|se|cuándo)\b|\b(alguna vez|realmente)\b",
+                 "zh": r"有没有|是否|真的|到底|实际上|什么时候|何时|吗[？?]?\s*$"},
+    "value": {"en": r"\b(how (many|much|big|large|long|high|often)|what (is|are|was|were|does|do|did)|what's|which|"
+                    r"who (is|are|was))\b",
               "de": r"\b(wie (viele|viel|hoch|groß)|was (ist|sind|war|kostet|kosten|verlangt)|welche\w*|wer ist)\b",
               "fr": r"\b(combien|quel\w*|qu'est-ce que|que coûte|qui est)\b",
               "es": r"\b(cuánt\w*|cuál\w*|qué es|qué cobra|quién es)\b", "zh": r"多少|几个|什么|哪|谁"},
@@ -119,6 +122,8 @@ def parse(text: str, today: dt.date | None = None) -> Question:
     ranges = tuple(resolve(text, today or dt.date.today(), lang))
     if intent == "other" and ranges and lang is not None:
         intent, rules = "value", rules + ["a date asks for the value then"]
+    if intent == "other" and now:
+        intent, rules = "value", rules + ["'now' asks for the current value"]
     if now:
         rules.append("asks for the state now")
     rules += [r.reading() for r in ranges]

@@ -40,6 +40,11 @@ def test_language(text: str, lang: str | None) -> None:
     ("公司目前有多少员工？", "value", True),
     ("那个产品真的发布了吗？", "happened", False),
     ("为什么客户流失了？", "why", False),
+    ("When did the bakery app go live?", "happened", False),
+    ("Where does the bakery's margin stand now?", "value", True),
+    ("How big was the second loan?", "value", False),
+    ("Wann hat die Filiale in Graz eröffnet?", "happened", False),
+    ("那家店是什么时候开业的？", "happened", False),
     ("Quillmate Voice", "other", False),  # no language: nothing is promoted
 ])
 def test_intent_in_several_languages(text: str, intent: str, now: bool) -> None:
