@@ -21,6 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from kb import cypher
 from kb.readonly import public_view
 from kb.sandbox import PublicStore
 from kb.store import Connection
@@ -34,9 +35,7 @@ def connect() -> PublicStore:
 
 def sizes(store: PublicStore) -> dict[str, int]:
     with store.driver.session() as s:
-        return {r["k"]: r["n"] for r in s.run(
-            "MATCH (x) WHERE x.private = true RETURN 'private ' + labels(x)[0] AS k, count(*) AS n UNION ALL "
-            "MATCH (x) RETURN 'all ' + labels(x)[0] AS k, count(*) AS n")}
+        return {r["k"]: r["n"] for r in s.run(cypher.label_sizes())}
 
 
 def per_statement(store: PublicStore, rounds: int) -> None:
@@ -64,7 +63,7 @@ def calls(store: PublicStore, stop: threading.Event, out: list[float], errors: l
     while not stop.wait(pause):
         t = time.perf_counter()
         try:
-            store.read("MATCH (c:Chunk) RETURN count(c) AS n")
+            store.read(cypher.chunk_count())
             out.append(time.perf_counter() - t)
         except Exception as exc:  # a failed call is what we measure here
             errors.append(f"{type(exc).__name__}: {str(exc)[:120]}")

@@ -661,3 +661,70 @@ def chunk_claims() -> str:
             "[x IN ns | {value: x.value, as_of: coalesce(x.valid_from, x.note_date)}] AS sup, "
             "[x IN fs | {value: x.value, as_of: coalesce(x.valid_from, x.note_date)}] AS then, "
             "score ORDER BY chunk, score DESC, claim.attribute, claim.value")
+
+
+# -- the MCP server's own reads (get_note, the schema tool, call cancellation) and the benches ----------------
+def quote_name(name: str) -> str:
+    """A label or relationship type as a backquoted Cypher name."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def notes_by_path() -> str:
+    """Each of $paths with the properties of its note and the private folders the last refresh recorded."""
+    return ("OPTIONAL MATCH (m:KbMeta {key: 'privacy'}) WITH coalesce(m.folders, []) AS folders "
+            "UNWIND $paths AS path MATCH (n:Note {path: path}) RETURN path, properties(n) AS props, folders")
+
+
+def property_sample(pattern: str, sample: int) -> str:
+    """Property keys and up to 3 value types on the first `sample` matches of `pattern` (bound to x)."""
+    return (f"MATCH {pattern} WITH x LIMIT {int(sample)} UNWIND keys(x) AS k "
+            "RETURN k, collect(DISTINCT valueType(x[k]))[..3] AS types ORDER BY k")
+
+
+def schema_labels() -> str:
+    return "CALL db.labels() YIELD label RETURN label ORDER BY label"
+
+
+def schema_relationship_types() -> str:
+    return "CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t ORDER BY t"
+
+
+def label_count(label: str) -> str:
+    return f"MATCH (x:{quote_name(label)}) RETURN count(x) AS n"
+
+
+def relationship_count(rel_type: str) -> str:
+    return f"MATCH ()-[x:{quote_name(rel_type)}]->() RETURN count(x) AS n"
+
+
+def relationship_endpoints(rel_type: str, sample: int) -> str:
+    """The label sets at either end of the first `sample` relationships of a type."""
+    return (f"MATCH (a)-[x:{quote_name(rel_type)}]->(b) WITH a, b LIMIT {int(sample)} "
+            "RETURN DISTINCT labels(a) AS f, labels(b) AS t")
+
+
+def schema_indexes() -> str:
+    return ("SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties, state "
+            "RETURN name, type, entityType AS entity, labelsOrTypes AS labels, properties, state ORDER BY name")
+
+
+FULLTEXT_EXAMPLE = "CALL db.index.fulltext.queryNodes('chunk_text', 'word') YIELD node, score"  # shown to agents
+
+
+def call_transactions() -> str:
+    """The server transactions tagged with $tag (one MCP call's)."""
+    return "SHOW TRANSACTIONS YIELD transactionId AS id, metaData WHERE metaData.kb_call = $tag RETURN id"
+
+
+def terminate_transactions() -> str:
+    return "TERMINATE TRANSACTIONS $ids"
+
+
+def label_sizes() -> str:
+    """Nodes per first label, all and private ones (bench/mcp_view.py)."""
+    return ("MATCH (x) WHERE x.private = true RETURN 'private ' + labels(x)[0] AS k, count(*) AS n UNION ALL "
+            "MATCH (x) RETURN 'all ' + labels(x)[0] AS k, count(*) AS n")
+
+
+def chunk_count() -> str:
+    return "MATCH (c:Chunk) RETURN count(c) AS n"

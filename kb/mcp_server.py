@@ -34,7 +34,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from neo4j import exceptions as nx
 from pydantic import Field
 
-from kb import __version__
+from kb import __version__, cypher
 from kb.config import Config
 from kb.embed import Embedder, make_embedder
 from kb.embeddings import require_built_by
@@ -65,8 +65,6 @@ class ToolFailure(Exception):
 
 
 ReadOnlyStore = PublicStore  # the name earlier releases used
-NOTE_QUERY = ("OPTIONAL MATCH (m:KbMeta {key: 'privacy'}) WITH coalesce(m.folders, []) AS folders "
-              "UNWIND $paths AS path MATCH (n:Note {path: path}) RETURN path, properties(n) AS props, folders")
 
 
 def _date(value: str | None, name: str) -> str | None:
@@ -166,37 +164,29 @@ def _search_note(note: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def _props(tx: neo4j.ManagedTransaction, pattern: str) -> dict[str, list[str]]:
     """Property keys and value types seen on a sample of the nodes or relationships in `pattern`."""
-    query = (f"MATCH {pattern} WITH x LIMIT {SAMPLE} UNWIND keys(x) AS k "
-             "RETURN k, collect(DISTINCT valueType(x[k]))[..3] AS types ORDER BY k")
-    return {r["k"]: r["types"] for r in tx.run(query)}
+    return {r["k"]: r["types"] for r in tx.run(cypher.property_sample(pattern, SAMPLE))}
 
 
 def read_schema(tx: neo4j.ManagedTransaction) -> dict[str, Any]:
     """Labels, relationship types, property keys per label and type, and indexes."""
-    labels = [r["label"] for r in tx.run("CALL db.labels() YIELD label RETURN label ORDER BY label")]
-    types = [r["t"] for r in tx.run("CALL db.relationshipTypes() YIELD relationshipType AS t RETURN t ORDER BY t")]
-    nodes = {label: {"count": tx.run(f"MATCH (x:{_quote(label)}) RETURN count(x) AS n").single(strict=True)["n"],
-                     "properties": _props(tx, f"(x:{_quote(label)})")} for label in labels}
+    q = cypher.quote_name
+    labels = [r["label"] for r in tx.run(cypher.schema_labels())]
+    types = [r["t"] for r in tx.run(cypher.schema_relationship_types())]
+    nodes = {label: {"count": tx.run(cypher.label_count(label)).single(strict=True)["n"],
+                     "properties": _props(tx, f"(x:{q(label)})")} for label in labels}
     rels = {}
     for t in types:
-        pairs = tx.run(f"MATCH (a)-[x:{_quote(t)}]->(b) WITH a, b LIMIT {SAMPLE} "
-                       "RETURN DISTINCT labels(a) AS f, labels(b) AS t")
-        rels[t] = {"count": tx.run(f"MATCH ()-[x:{_quote(t)}]->() RETURN count(x) AS n").single(strict=True)["n"],
+        pairs = tx.run(cypher.relationship_endpoints(t, SAMPLE))
+        rels[t] = {"count": tx.run(cypher.relationship_count(t)).single(strict=True)["n"],
                    "patterns": sorted({f"(:{':'.join(p['f'])})-[:{t}]->(:{':'.join(p['t'])})" for p in pairs}),
-                   "properties": _props(tx, f"()-[x:{_quote(t)}]->()")}
-    indexes = [r.data() for r in tx.run(
-        "SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties, state "
-        "RETURN name, type, entityType AS entity, labelsOrTypes AS labels, properties, state ORDER BY name")]
+                   "properties": _props(tx, f"()-[x:{q(t)}]->()")}
+    indexes = [r.data() for r in tx.run(cypher.schema_indexes())]
     return {"labels": labels, "relationship_types": types, "nodes": nodes, "relationships": rels,
             "indexes": indexes, "notes": [
                 "Long numeric lists (Chunk.embedding) are left out of cypher results.",
-                "Full text: CALL db.index.fulltext.queryNodes('chunk_text', 'word') YIELD node, score"]}
+                f"Full text: {cypher.FULLTEXT_EXAMPLE}"]}
 
 
 class KbTools:
@@ -308,7 +298,7 @@ class KbTools:
         rel, file = vault_file(vault, path)
         target = file.relative_to(vault.resolve()).as_posix()
         with self.store().view() as tx:
-            rows = tx.run(NOTE_QUERY, paths=sorted({rel, target})).data()
+            rows = tx.run(cypher.notes_by_path(), paths=sorted({rel, target})).data()
         found = {r["path"]: r for r in rows}
         folders = [*self.cfg.private_folders, *(rows[0]["folders"] if rows else [])]
         if rel not in found or target not in found or in_folders(rel, folders) or in_folders(target, folders):

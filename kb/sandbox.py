@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 import neo4j
 from neo4j import exceptions as nx
 
+from kb import cypher
 from kb.errors import KbError, StoreError
 from kb.readonly import public_view
 from kb.store import Connection, Store
@@ -145,11 +146,9 @@ class PublicStore(Store):
         """Terminate the server transactions of a call (one past its deadline); how many were found."""
         try:
             with self.driver.session(database=self.conn.database) as session:
-                ids = [r["id"] for r in session.run(
-                    "SHOW TRANSACTIONS YIELD transactionId AS id, metaData WHERE metaData.kb_call = $tag RETURN id",
-                    tag=tag)]
+                ids = [r["id"] for r in session.run(cypher.call_transactions(), tag=tag)]
                 if ids:
-                    session.run("TERMINATE TRANSACTIONS $ids", ids=ids).consume()
+                    session.run(cypher.terminate_transactions(), ids=ids).consume()
                 return len(ids)
         except (nx.Neo4jError, nx.DriverError):
             return 0

@@ -58,17 +58,44 @@ def test_layers_only_import_downward() -> None:
     assert bad == []
 
 
+# Cypher clauses as kb writes them; prose such as "narrow the MATCH" does not match.
+CYPHER = re.compile(r"\b(?:MATCH \(|MERGE \(|UNWIND \$|CALL db\.|CALL \(|DETACH DELETE\b|SHOW (?:INDEXES|"
+                    r"CONSTRAINTS|TRANSACTIONS)\b|TERMINATE TRANSACTIONS\b|(?:CREATE|DROP) (?:CONSTRAINT|INDEX|"
+                    r"VECTOR INDEX|FULLTEXT INDEX)\b)")
+# Not yet moved into kb/cypher.py (issue 15, item 5), each for its reason.
+CYPHER_PENDING = {
+    "kb/readonly.py": "the MCP public view's statements; move with the view's tests",
+    "kb/store.py": "awaitIndexes, SHOW INDEXES, DROP INDEX; the lead is changing the store",
+    "bench/search_latency.py": "a sample query; another helper owns the file",
+}
+
+
+def cypher_in(path: Path) -> list[int]:
+    """Lines of string literals (f-string parts too) that hold a Cypher clause."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return sorted({node.lineno for node in ast.walk(tree)
+                   if isinstance(node, ast.Constant) and isinstance(node.value, str) and CYPHER.search(node.value)})
+
+
 def test_cypher_lives_in_one_module() -> None:
     offenders = []
-    for package in ("kb", "search", "eval", "extract"):
+    for package in ("kb", "search", "eval", "extract", "bench"):
         for path in sorted((REPO / package).rglob("*.py")):
             rel = path.relative_to(REPO).as_posix()
-            if rel in ("kb/cypher.py", "kb/readonly.py", "kb/mcp_server.py"):
+            if rel == "kb/cypher.py" or rel in CYPHER_PENDING:
                 continue
-            text = path.read_text(encoding="utf-8")
-            if "MATCH (" in text or "MERGE (" in text:
-                offenders.append(rel)
+            lines = cypher_in(path)
+            if lines:
+                offenders.append(f"{rel}:{lines}")
     assert offenders == []
+
+
+def test_the_cypher_check_finds_cypher(tmp_path: Path) -> None:
+    sample = tmp_path / "x.py"
+    sample.write_text('q = f"MATCH (x:{label}) RETURN x"\nr = "SHOW INDEXES YIELD name"\n'
+                      'msg = "narrow the MATCH, or aggregate"\ns = "CALL db.labels()"\n', encoding="utf-8")
+    assert cypher_in(sample) == [1, 2, 4]
+    assert all((REPO / p).is_file() and cypher_in(REPO / p) for p in CYPHER_PENDING)
 
 
 def test_schema_statements_are_idempotent() -> None:
