@@ -642,25 +642,32 @@ def shortest_path() -> str:
             "evidence: r.evidence[0], chunk_ids: r.chunk_ids, first_seen: r.first_seen}] AS rels")
 
 
-def chunk_claims() -> str:
-    """Of the claims $chunk_ids support (private ones only with $private), each chunk's $per_chunk nearest $qvec
-    and those whose attribute stems are all in $stems, with the entity each is about, when it was replaced or
-    followed, and its line's similarity to $qvec: what claim-aware re-ranking reads."""
-    return ("UNWIND $chunk_ids AS cid MATCH (c:Chunk {id: cid})-[:SUPPORTS]->(cl:Claim)-[:ABOUT]->(e:Entity) "
-            "WHERE " + _VISIBLE_CLAIM + " "
-            "WITH c, cl, e, " + _SIM.format(v="cl") + " AS score, "
-            "size(coalesce(cl.attr_stems, [])) > 0 AND all(s IN cl.attr_stems WHERE s IN $stems) AS by_stems "
-            "ORDER BY c.id, score DESC, cl.id "
-            "WITH c, collect({cl: cl, e: e, score: score, by_stems: by_stems}) AS xs "
-            "UNWIND [i IN range(0, size(xs) - 1) WHERE i < $per_chunk OR xs[i].by_stems | xs[i]] AS x "
-            "WITH c, x.cl AS cl, x.e AS e, x.score AS score "
+def chunk_claims(vectors: bool) -> str:
+    """Of the claims $chunk_ids support (private ones only with $private): with `vectors`, those among the $fetch
+    claim lines nearest $qvec (from the claim-line index; scoring every claim of the chunks was the slow part),
+    each chunk's $per_chunk nearest; and those whose attribute stems are all in $stems. Each with the entity it
+    is about, when it was replaced or followed, and its similarity to $qvec: what claim-aware re-ranking reads."""
+    stems = ("size(coalesce(cl.attr_stems, [])) > 0 AND all(s IN cl.attr_stems WHERE s IN $stems)")
+    near = ("CALL () { CALL db.index.vector.queryNodes('" + CLAIM_LINE_INDEX + "', $fetch, $qvec) "
+            "YIELD node AS cl, score MATCH (c:Chunk)-[:SUPPORTS]->(cl) WHERE c.id IN $chunk_ids AND "
+            + _VISIBLE_CLAIM + " WITH c, cl, score ORDER BY c.id, score DESC, cl.id "
+            "WITH c, collect({cl: cl, score: score})[..$per_chunk] AS xs UNWIND xs AS x "
+            "RETURN c.id AS cid, x.cl AS cl, x.score AS score "
+            "UNION "
+            "UNWIND $chunk_ids AS cid MATCH (:Chunk {id: cid})-[:SUPPORTS]->(cl:Claim) WHERE " + stems + " AND "
+            + _VISIBLE_CLAIM + " RETURN cid, cl, " + _SIM.format(v="cl") + " AS score } "
+            "WITH cid, cl, max(score) AS score ") if vectors else (
+            "UNWIND $chunk_ids AS cid MATCH (:Chunk {id: cid})-[:SUPPORTS]->(cl:Claim) WHERE " + _VISIBLE_CLAIM + " "
+            "WITH cid, cl, null AS score ")
+    return (near + "MATCH (cl)-[:ABOUT]->(e:Entity) "
             "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
-            "WITH c, cl, e, score, collect(DISTINCT n) AS ns, collect(DISTINCT f) AS fs "
-            "RETURN c.id AS chunk, e.key AS entry, cl {.attribute, .value, .modality, .valid_from, .note_date, "
+            "WITH cid, cl, e, score, collect(DISTINCT n) AS ns, collect(DISTINCT f) AS fs "
+            "RETURN cid AS chunk, e.key AS entry, cl {.attribute, .value, .modality, .valid_from, .note_date, "
             ".note_path, .is_current, .attr_stems} AS claim, "
             "[x IN ns | {value: x.value, as_of: coalesce(x.valid_from, x.note_date)}] AS sup, "
             "[x IN fs | {value: x.value, as_of: coalesce(x.valid_from, x.note_date)}] AS then, "
-            "score ORDER BY chunk, score DESC, claim.attribute, claim.value")
+            "score ORDER BY chunk, score DESC, claim.attribute, claim.value, entry")
+
 
 
 # -- the MCP server's own reads (get_note, the schema tool, call cancellation) and the benches ----------------

@@ -352,5 +352,6 @@ class KnowledgeStore:
     def chunk_claims(self, chunk_ids: Sequence[str], qvec: list[float] | None, stems: Sequence[str],
                      per_chunk: int, include_private: bool) -> list[dict[str, Any]]:
         """Each chunk's `per_chunk` claims nearest `qvec` and those of an attribute named by `stems`."""
-        return self.store.read(cypher.chunk_claims(), chunk_ids=list(chunk_ids), qvec=qvec, stems=list(stems),
-                               per_chunk=per_chunk, private=include_private)
+        vectors = qvec is not None and self.has_line_index()
+        return self.store.read(cypher.chunk_claims(vectors), chunk_ids=list(chunk_ids), qvec=qvec,
+                               stems=list(stems), per_chunk=per_chunk, fetch=300, private=include_private)
