@@ -18,8 +18,8 @@ CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # Han characters
 KANA = re.compile(r"[\u3040-\u30ff]")
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 WORD = re.compile(rf"[{HAN}]|[^\W{HAN}]+")  # each Han character is a word: Chinese writes no spaces
-# a few function words per language: the language with most hits wins, if it has two (one in a question of up to
-# three words); else the language is not understood
+# a few function words per language: the language with most hits wins, if no other has as many, and it has two
+# or the others none; else the language is not understood
 FUNCTION_WORDS: dict[str, frozenset[str]] = {
     "en": frozenset("the a an is are was were did does do what how who which when where why whose of in to and "
                     "for at by on with from it that this we our us have has there ever any many much s".split()),
@@ -98,8 +98,9 @@ def language(text: str) -> str | None:
         return "zh"
     words = re.findall(r"\w+", text.lower())
     hits = {lang: sum(w in vocab for w in words) for lang, vocab in FUNCTION_WORDS.items()}
-    best = max(sorted(hits), key=lambda lang: hits[lang])
-    return best if hits[best] >= (1 if len(words) <= 3 else 2) else None
+    ranked = sorted(sorted(hits), key=lambda lang: -hits[lang])
+    best, second = hits[ranked[0]], hits[ranked[1]]
+    return ranked[0] if best > second and (best >= 2 or second == 0) else None
 
 
 def _intent(text: str, lang: str | None) -> tuple[str, list[str]]:

@@ -18,7 +18,8 @@ TODAY = dt.date(2026, 12, 1)
     ("我们现在有多少客户？", "zh"), ("Quillmate现在有多少付费客户？", "zh"),
     ("Quillmate Voice", None), ("今日の売上は？", None),  # no function word; Japanese is not read
     ("Quantos clientes tem a Lumen Ledger hoje?", None),  # Portuguese: one French "a" is not enough
-    ("Warum?", "de"), ("Combien coûte l'abonnement maintenant ?", "fr"),
+    ("Warum?", "de"), ("Combien coûte l'abonnement maintenant ?", "fr"), ("which clients use AutoMatch?", "en"),
+    ("Quanti clienti abbiamo a Milano?", None),  # Italian: one "a" that English and French share
 ])
 def test_language(text: str, lang: str | None) -> None:
     assert language(text) == lang
