@@ -42,15 +42,22 @@ def current_only(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def lead_claims(claims: list[dict[str, Any]], named: set[str], asked: set[str], start: str | None,
-                at: str | None) -> list[dict[str, Any]]:
+                at: str | None, margin: float | None = None) -> list[dict[str, Any]]:
     """Per timeline of a named entity whose attribute the question asks for in full (every stem of
-    customer_count, not just one of enterprise_definition) and that has a history: its current facts, or with
-    a date `at`, the latest facts valid then (with a period, those that took effect in it from `start`)."""
+    customer_count, not just one of enterprise_definition), or, with `margin`, one of whose lines is that close
+    to the line nearest the question (the question's words need not be English), and that has a history: its
+    current facts, or with a date `at`, the latest facts valid then (with a period, those that took effect in
+    it from `start`)."""
+    mine = [r for r in claims if r["entry"] in named]
+    best = max((r["score"] for r in mine if r.get("score") is not None), default=None)
+    near = {(r["entry"], r["claim"]["attribute"]) for r in mine if margin is not None and best is not None and
+            r.get("score") is not None and r["score"] >= best - margin}
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in claims:
+    for row in mine:
         stems = set(row["claim"].get("attr_stems") or [])
-        if row["asked"] and row["entry"] in named and stems and stems <= asked:
-            groups.setdefault((row["entry"], row["claim"]["attribute"]), []).append(row)
+        key = (row["entry"], row["claim"]["attribute"])
+        if (row["asked"] and stems and stems <= asked) or key in near:
+            groups.setdefault(key, []).append(row)
     leads = []
     for key in sorted(groups):
         rows = groups[key]

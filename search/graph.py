@@ -55,6 +55,11 @@ class GraphConfig:
     claim_margin: float = 0.05  # a claim is about the asked attribute when its line is this close to the best
     rerank_depth: int = 20  # how many ranked notes the re-ranking reads the claims of
     claims_per_chunk: int = 5  # each read chunk's claims nearest the question (plus those the stems name)
+    lift_by_vector: bool = True  # a timeline whose line is nearest the question can lead, not only one the stems name
+    # languages whose questions are matched to claim attributes by vector: with an English-trained embedder a German
+    # or Chinese question's nearest lines are noise (measured: wrong notes lifted), so they match by stems only
+    # (none): their value questions keep hybrid's order; did-it-happen questions are re-read in any language
+    vector_languages: tuple[str, ...] = ("en",)
 
 
 PRESETS = {"default": GraphConfig(), "no-trim": GraphConfig(trim=False),
@@ -156,7 +161,9 @@ def _rerank(index: SearchIndex, ks: KnowledgeStore, results: list[dict[str, Any]
                                           note_of).items() if s.standing == "not_fact"}
     if cfg.promote and q.intent in ("value", "change"):
         ranked = [{**r, "asked": True} for r in rows]  # a ranked chunk's claims can lead too
-        leads = lead_claims(claims + ranked, named, set(q.stems), q.period.start if q.period else None, at)
+        by_vector = cfg.lift_by_vector and q.lang in cfg.vector_languages
+        leads = lead_claims(claims + ranked, named, set(q.stems), q.period.start if q.period else None, at,
+                            cfg.claim_margin if by_vector else None)
         leads = [r for r in leads if r["claim"]["note_path"] not in hearsay]  # whatever such a note quotes
         narrowed = filters is not None and filters.active()
         reason = (f"states the value as of {at}" if at else "states the current value")
@@ -165,7 +172,8 @@ def _rerank(index: SearchIndex, ks: KnowledgeStore, results: list[dict[str, Any]
                           lambda pairs: [] if narrowed else notes_for_chunks(index, pairs), period)
     if not cfg.rerank:
         return results, []
-    stand = {**hearsay, **standings(relevant(rows, q, named, cfg.claim_margin), q, as_of, note_of)}
+    margin = cfg.claim_margin if q.lang in cfg.vector_languages or q.intent == "happened" else None
+    stand = {**hearsay, **standings(relevant(rows, q, named, margin), q, as_of, note_of)}
     results = demote(results, stand)
     moved = [{"path": r["path"], "why": r[k]} for r in results for k in ("promoted", "demoted") if r.get(k)]
     return results, moved

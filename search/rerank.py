@@ -68,18 +68,19 @@ def standing(row: dict[str, Any], q: Question, as_of: str | None) -> str:
     return "states"
 
 
-def relevant(rows: list[dict[str, Any]], q: Question, named: set[str], margin: float,
+def relevant(rows: list[dict[str, Any]], q: Question, named: set[str], margin: float | None,
              per_note: int = 3) -> list[dict[str, Any]]:
     """The claims about what is asked. A value: claims whose attribute stems the question holds in full, or
     whose line is among the nearest to the question (within `margin` of the best), of the entities the
     question names when any is. Whether something happened: each chunk's `per_note` claims nearest the
     question, if within twice `margin` of the best (a fact only states what happened when it is about an entity
-    the question names)."""
+    the question names). No `margin`: stems only."""
     scores = [r["score"] for r in rows if r.get("score") is not None]
     best = max(scores, default=None)
-    if q.intent == "happened":  # a fact counts as what happened only when it is about what the question names
-        about = [{**r, "anchor": not named or r["entry"] in named or (r.get("score") or 0.0) >= (best or 0.0) - margin}
-                 for r in rows]
+    if q.intent == "happened" and margin is not None:
+        # a fact states what happened when it is about what the question names, or is as near it as the best
+        near = (best or 0.0) - margin
+        about = [{**r, "anchor": not named or r["entry"] in named or (r.get("score") or 0.0) >= near} for r in rows]
         by_chunk: dict[str, list[dict[str, Any]]] = {}
         for r in sorted(about, key=lambda r: (-(r.get("score") or 0.0), str(r["claim"].get("attribute")),
                                               str(r["claim"].get("value")))):
@@ -90,7 +91,8 @@ def relevant(rows: list[dict[str, Any]], q: Question, named: set[str], margin: f
     for r in rows:
         attr = set(r["claim"].get("attr_stems") or [])
         by_stems = bool(attr) and attr <= q.stems
-        by_vector = best is not None and r.get("score") is not None and r["score"] >= best - margin
+        by_vector = (margin is not None and best is not None and r.get("score") is not None and
+                     r["score"] >= best - margin)
         if by_stems or by_vector:
             out.append(r)
     return [r for r in out if r["entry"] in named] or out
@@ -115,14 +117,15 @@ def standings(rows: list[dict[str, Any]], q: Question, as_of: str | None,
 
 def demote(results: list[dict[str, Any]], stand: dict[str, Standing]) -> list[dict[str, Any]]:
     """Notes that only hold outdated or non-factual claims go just below the lowest note that states the
-    fact; every other note keeps its order. Nothing moves when no ranked note states the fact."""
-    states = [n for n, r in enumerate(results) if stand.get(r["path"], None) and
-              stand[r["path"]].standing == "states"]
+    fact (or was promoted for stating it); every other note keeps its order. Nothing moves when no ranked note
+    states the fact."""
+    states = [n for n, r in enumerate(results) if r.get("promoted") or (stand.get(r["path"], None) and
+              stand[r["path"]].standing == "states")]
     if not states:
         return results
     last = states[-1]
     head = results[:last + 1]
-    low = [r for r in head if r["path"] in stand and stand[r["path"]].standing != "states"]
+    low = [r for r in head if r["path"] in stand and stand[r["path"]].standing != "states" and not r.get("promoted")]
     if not low:
         return results
     moved = {r["path"] for r in low}

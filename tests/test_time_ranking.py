@@ -124,3 +124,24 @@ def test_did_it_happen_reads_each_chunks_nearest_claims() -> None:
     assert standings(relevant(chat + [near], q, {CHAIN}, 0.05), q, None)["elsewhere.md"].standing == "states"
     out = demote(ranked("chat.md", "plan.md", "menu.md", "review.md"), stand)
     assert [r["path"] for r in out] == ["menu.md", "review.md", "chat.md", "plan.md"]
+
+
+def test_a_promoted_note_is_not_demoted_and_stems_only_without_a_margin() -> None:
+    q = parse("How many stores does Crumb run today?", TODAY)
+    stand = standings(STORES, q, None)
+    results = [{**r, "promoted": "states the current value"} if r["path"] == "2024-review.md" else r
+               for r in ranked("2024-review.md", "ai-chat.md", "q3-2026.md")]
+    out = demote(results, stand)
+    assert [r["path"] for r in out] == ["2024-review.md", "q3-2026.md", "ai-chat.md"]  # it states the value asked
+    near = row("9", "q3-2026.md", "2026-09-30", attribute="outlet_total", current=True, score=0.52)
+    assert relevant([near], parse("Wie viele Filialen hat Crumb derzeit?", TODAY), {CHAIN}, None) == []
+
+
+def test_a_timeline_can_lead_by_its_line_vector() -> None:
+    asked = [{**r, "asked": False} for r in STORES]  # the question's words name no attribute (another language)
+    assert lead_claims(asked, {CHAIN}, set(), None, None) == []
+    assert [r["claim"]["value"] for r in lead_claims(asked, {CHAIN}, set(), None, None, 0.05)] == ["31"]
+    far = [{**r, "score": 0.1} for r in asked] + [{**row("Lena", "people.md", "2026-01-01", attribute="head_baker",
+                                                          current=True, sup="2026-02-01"), "score": 0.9}]
+    assert [r["claim"]["value"] for r in lead_claims(far, {CHAIN}, set(), None, None, 0.05)] == ["Lena"]  # only
+    # the nearest timeline leads, never the far one
