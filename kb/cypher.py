@@ -111,7 +111,8 @@ def delete_notes() -> str:
     """Remove notes with their chunks; links into them are re-pointed by the link pass."""
     return ("UNWIND $paths AS path MATCH (n:Note {path: path}) "
             "OPTIONAL MATCH (c:Chunk)-[:IN_NOTE]->(n) OPTIONAL MATCH (x:Passage)-[:IN_CHUNK]->(c) "
-            "DETACH DELETE x, c, n")
+            "WITH n, c, x, x IS NULL AS none DETACH DELETE x, c, n "
+            "RETURN sum(CASE WHEN none THEN 0 ELSE 1 END) AS passages")
 
 
 def clear_note_edges() -> str:
@@ -291,9 +292,13 @@ def fulltext_passages() -> str:
 
 def vector_passages(private: bool = False) -> str:
     """Nearest passages from the public index, or from the private one."""
-    name = PRIVATE_PASSAGE_VECTOR_INDEX if private else PASSAGE_VECTOR_INDEX
-    return (f"CALL db.index.vector.queryNodes('{name}', $limit, $vec) "
-            "YIELD node, score RETURN node.chunk_id AS id, node.note_path AS path, node.id AS passage, score "
+    name, prop = (PRIVATE_PASSAGE_VECTOR_INDEX, "embedding_private") if private else (PASSAGE_VECTOR_INDEX,
+                                                                                          "embedding")
+    # The index quantizes vectors per Lucene segment, so its scores depend on how the index grew; each
+    # candidate is scored again on its stored vector, which depends only on the passage and the question.
+    return (f"CALL db.index.vector.queryNodes('{name}', $candidates, $vec) YIELD node "
+            f"WITH node, vector.similarity.cosine(node.{prop}, $vec) AS score "
+            "RETURN node.chunk_id AS id, node.note_path AS path, node.id AS passage, score "
             "ORDER BY score DESC, passage LIMIT $limit")
 
 

@@ -29,6 +29,10 @@ from kb.store import Store
 from kb.vault import Note, Scan, Skipped, VaultFile, file_hash, is_private, parse_note, scan_vault
 
 BATCH_NOTES = 250
+# Lucene and the vector index keep deleted entries until segments merge, and they still weigh in the
+# rankings; once the passages rewritten or deleted since the last build reach this share of the live ones,
+# the search indexes are rebuilt so the same vault ranks the same whatever the database held before.
+REBUILD_SHARE = 0.25
 PENDING_SIG = ""  # a note whose links are not written yet
 
 
@@ -50,6 +54,7 @@ class Summary:
     missing: list[dict[str, Any]] = field(default_factory=list)
     excluded: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    indexes_rebuilt: str | None = None  # why the search indexes were rebuilt in this run, if they were
     seconds: float = 0.0
 
     @property
@@ -312,12 +317,15 @@ def _hash_or_none(vf: VaultFile) -> str | None:
         return None
 
 
-def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None, unmark_private: bool = False) -> Summary:
+def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None, unmark_private: bool = False,
+            rebuild_indexes: bool = False) -> Summary:
     """Bring the graph in line with the vault on disk; safe to kill and run again."""
     started = time.monotonic()
     vault = cfg.require_vault()
     store.init_schema()
     if store.get_meta("vault").get("path") != str(vault.resolve()):
+        if store.get_meta("vault").get("path") is not None:  # kept until the indexes are rebuilt
+            store.set_meta("indexes", {"switched": True})
         store.set_meta("vault", {"path": str(vault.resolve())})
     scan = scan_vault(vault, cfg.include, cfg.exclude, cfg.max_file_bytes,
                       obsidian_excluded=not cfg.index_obsidian_excluded)
@@ -338,6 +346,7 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None, unmar
             batch = [item for item in items if not isinstance(item, Skipped)]
             summary.skipped.extend({"path": s.path, "reason": s.reason} for s in items if isinstance(s, Skipped))
             summary.chunks_written += write_batch(store, batch, embedder_id, states)
+            _add_churn(store, sum(len(p) for note, _, parts in batch if note.path in states for p in parts))
             for note, _, _ in batch:
                 (summary.changed if note.path in states else summary.added).append(note.path)
                 summary.warnings.extend(note.warnings)
@@ -346,7 +355,8 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None, unmar
         store.run(cypher.touch_notes(), rows=touched)
     summary.touched = len(touched)
     for start in range(0, len(removed), BATCH_NOTES):
-        store.run(cypher.delete_notes(), paths=removed[start:start + BATCH_NOTES])
+        rows = store.run(cypher.delete_notes(), paths=removed[start:start + BATCH_NOTES])
+        _add_churn(store, int(rows[0]["passages"]) if rows else 0)
     summary.removed = removed
     # Every run checks every note's links against what the graph holds (signature and edge count), so links
     # a killed or concurrent run left half-written are repaired, and notes written above get their links now.
@@ -360,11 +370,39 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None, unmar
     _apply_private(store, cfg)
     if embed_step is not None:
         summary.embedded = embed_step(store, bars)
+    summary.indexes_rebuilt = _rebuild_reason(store, rebuild_indexes)
+    if summary.indexes_rebuilt:
+        with bars.step(f"rebuilding search indexes ({summary.indexes_rebuilt})", 1) as advance:
+            store.rebuild_search_indexes()
+            store.set_meta("indexes", {"churn": 0, "switched": False})
+            advance(1)
     summary.unchanged = len(scan.notes) - len(todo) - len(touched)
     summary.missing = missing_with_aliases(store)
     summary.counts = store.counts()
     summary.seconds = round(time.monotonic() - started, 3)
     return summary
+
+
+def _add_churn(store: Store, passages: int) -> None:
+    """Count passages whose index entries were just rewritten or deleted (kept across killed runs)."""
+    if passages:
+        store.set_meta("indexes", {"churn": int(store.get_meta("indexes").get("churn", 0)) + passages})
+
+
+def _rebuild_reason(store: Store, asked: bool) -> str | None:
+    """Why the search indexes must be rebuilt now, or None."""
+    if asked:
+        return "asked for"
+    meta = store.get_meta("indexes")
+    churn = int(meta.get("churn", 0))
+    if not churn:
+        return None
+    if meta.get("switched"):
+        return "another vault was in the database"
+    live = store.counts()["passages"]
+    if churn >= REBUILD_SHARE * live:
+        return f"{churn} passages rewritten or deleted since the last build, {live} live"
+    return None
 
 
 def guard_privacy(store: Store, cfg: Config, on_disk: set[str], unmark_private: bool) -> None:

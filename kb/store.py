@@ -168,7 +168,7 @@ class Store:
             self.run_autocommit(stmt)
         for stmt in cypher.fulltext_indexes() + (cypher.vector_indexes(int(dims)) if dims else []):
             self.run_autocommit(stmt)
-        self.await_indexes()
+        self.await_indexes(3600)  # a large vault's vectors take minutes to index again
 
     # -- embeddings -----------------------------------------------------
     def pending_passages(self, limit: int) -> list[dict[str, Any]]:
@@ -191,6 +191,9 @@ class Store:
     def drop_vector_index(self) -> None:
         for stmt in cypher.drop_vector_indexes():
             self.run_autocommit(stmt)
+
+
+VECTOR_OVERFETCH = 4
 
 
 def _first_line(exc: BaseException) -> str:
@@ -238,9 +241,12 @@ class SearchIndex:
                                                   "until" in active)
             return _rows(self.store, query, vec=vec, limit=limit, private=private,
                          folder_key=f"{folder.strip('/')}/" if folder else None, **{**dict(filters or {})})
-        rows = _rows(self.store, cypher.vector_passages(), vec=vec, limit=limit)
+        # The index is approximate (HNSW): asking it for more than we keep makes the top `limit` nearly exact,
+        # so the ranking barely depends on the order the index was built in.
+        wide = {"vec": vec, "limit": limit, "candidates": limit * VECTOR_OVERFETCH}
+        rows = _rows(self.store, cypher.vector_passages(), **wide)
         if private:  # the top `limit` of the union is within the two top-`limit` lists
-            rows += _rows(self.store, cypher.vector_passages(private=True), vec=vec, limit=limit)
+            rows += _rows(self.store, cypher.vector_passages(private=True), **wide)
             rows = sorted(rows, key=lambda r: (-r["score"], r["passage"]))[:limit]
         return rows
 

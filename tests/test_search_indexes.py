@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any, Sequence
@@ -58,7 +59,9 @@ def test_vault_b_ranks_as_on_a_fresh_database(store: Store, example_vault: Path,
     assert rankings(store) == fresh and keyword_scores(store) == fresh_kw
 
 
-def test_rebuilt_indexes_forget_deleted_notes(store: Store, example_vault: Path, vault_b: Path) -> None:
+def test_rebuilt_indexes_forget_deleted_notes(store: Store, example_vault: Path, vault_b: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("kb.refresh.REBUILD_SHARE", 100.0)  # no rebuild by itself here
     build(store, vault_b)
     fresh_kw = keyword_scores(store)
     store.clear()
@@ -69,6 +72,52 @@ def test_rebuilt_indexes_forget_deleted_notes(store: Store, example_vault: Path,
     assert keyword_scores(store) != fresh_kw  # deleted entries still weigh in Lucene's statistics
     store.rebuild_search_indexes()
     assert keyword_scores(store) == fresh_kw
+
+
+def refresh_to(store: Store, vault: Path, **kw: Any) -> Any:
+    return refresh(store, make_config(vault), Bars(quiet=True), EmbedStep(EMB), **kw)
+
+
+def test_refresh_on_another_vault_rebuilds_the_indexes(store: Store, example_vault: Path, vault_b: Path) -> None:
+    """No clear: `kb refresh` pointed at vault B after vault A ranks B as a fresh database does."""
+    build(store, vault_b)
+    fresh, fresh_kw = rankings(store), keyword_scores(store)
+    store.clear()
+    build(store, example_vault)
+    summary = refresh_to(store, vault_b)
+    assert summary.indexes_rebuilt == "another vault was in the database" and summary.removed
+    got = rankings(store)
+    for f, g in zip(fresh, got):
+        assert g == f, [(x, y) for x, y in zip(f, g) if x != y][:3]
+    assert keyword_scores(store) == fresh_kw
+    assert refresh_to(store, vault_b).indexes_rebuilt is None  # once only
+
+
+def test_many_deletes_rebuild_the_indexes_by_themselves(store: Store, example_vault: Path, vault_b: Path) -> None:
+    build(store, vault_b)
+    fresh_kw = keyword_scores(store)
+    store.clear()
+    build(store, example_vault)
+    (example_vault / "Company" / "Meetings" / "Kickoff.md").unlink()
+    summary = refresh_to(store, example_vault)  # a few passages gone: under the share, no rebuild
+    assert summary.removed == ["Company/Meetings/Kickoff.md"] and summary.indexes_rebuilt is None
+    assert 0 < store.get_meta("indexes")["churn"] < 0.25 * store.counts()["passages"]
+    for name in ("Meetings", "Metrics"):
+        shutil.rmtree(example_vault / "Company" / name)
+    summary = refresh_to(store, example_vault)
+    assert summary.indexes_rebuilt is not None and "rewritten or deleted since the last build" in \
+        summary.indexes_rebuilt
+    assert keyword_scores(store) == fresh_kw and store.get_meta("indexes")["churn"] == 0
+
+
+def test_rebuild_indexes_flag(kb_env: Path, example_vault: Path, store: Store) -> None:
+    from test_cli import invoke
+    code, out = invoke("refresh", "--vault", str(example_vault), "--json")
+    assert code == 0 and json.loads(out)["indexes_rebuilt"] is None
+    code, out = invoke("refresh", "--vault", str(example_vault), "--rebuild-indexes", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["indexes_rebuilt"] == "asked for" and data["counts"]["pending"] == 0
+    assert SearchIndex(store).keyword("+(pricing)", 5)
 
 
 class DownEmbedder:

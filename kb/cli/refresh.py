@@ -30,19 +30,24 @@ from kb.refresh import Summary, missing_with_aliases, refresh
               help="Allow this refresh to make notes public that the graph holds as private.")
 @click.option("--batch", is_flag=True, help="Submit uncached chunks to the Message Batches API (half price) and "
               "return; the next kb refresh collects them.")
+@click.option("--rebuild-indexes", is_flag=True, help="Recreate the full-text and vector indexes from the graph "
+              "(kb does it by itself after many deletes or a vault switch).")
 @json_option
 def refresh_cmd(vault: str | None, embedder: str | None, no_embed: bool, reembed: bool, no_extract: bool,
-                dry_run: bool, yes: bool, unmark_private: bool, batch: bool, as_json: bool) -> None:
+                dry_run: bool, yes: bool, unmark_private: bool, batch: bool, rebuild_indexes: bool,
+                as_json: bool) -> None:
     """Bring the graph up to date with the vault: only new or edited notes are parsed again."""
     cfg = config(vault=vault, embedder=embedder)
     step = None if no_embed else EmbedStep(make_embedder(cfg), reembed=reembed)
     embed_error = None
     with store(cfg) as st, write_lock(cfg.home, st.conn.uri, st.conn.database):
         try:
-            summary = refresh(st, cfg, Bars(quiet=as_json), step, unmark_private=unmark_private)
+            summary = refresh(st, cfg, Bars(quiet=as_json), step, unmark_private=unmark_private,
+                              rebuild_indexes=rebuild_indexes)
         except EmbedderError as exc:  # structure is already written: report it, then fail
             embed_error = str(exc)
-            summary = refresh(st, cfg, Bars(quiet=True), None, unmark_private=unmark_private)
+            summary = refresh(st, cfg, Bars(quiet=True), None, unmark_private=unmark_private,
+                              rebuild_indexes=rebuild_indexes)
         confirm = None if as_json or not stdin_is_tty() else (lambda q: click.confirm(q, default=False))
         line_embedder = step.embedder if step is not None and embed_error is None else None
         knowledge = None if no_extract else knowledge_step(st, cfg, policy_for(cfg, yes, dry_run, confirm, batch),
@@ -94,6 +99,8 @@ def print_summary(s: Summary) -> None:
     click.echo(f"Notes {c.get('notes', 0)}, chunks {c.get('chunks', 0)} ({s.chunks_written} written, "
                f"{s.embedded} embedded, {c.get('pending', 0)} waiting for embeddings), links {c.get('links', 0)}, "
                f"tags {c.get('tags', 0)}, folders {c.get('folders', 0)}.")
+    if s.indexes_rebuilt:
+        click.echo(f"Search indexes rebuilt: {s.indexes_rebuilt}.")
     _print_missing(s.missing)
     for title, items in (("Skipped", [f"{x['path']}: {x['reason']}" for x in s.skipped]), ("Warnings", s.warnings)):
         if items:
