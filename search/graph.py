@@ -54,6 +54,10 @@ class GraphConfig:
     rerank: bool = True  # notes whose claims about the asked subject are outdated or not facts go below
     claim_margin: float = 0.05  # a claim is about the asked attribute when its line is this close to the best
     rerank_depth: int = 20  # how many ranked notes the re-ranking reads the claims of
+    anchor_depth: int = 20  # notes move below the lowest of the first 20 that states the fact ...
+    max_drop: int = 10  # ... but at most 10 places down: further, a misread note leaves the context (measured on the
+    # time questions: unbounded pushed hybrid's first, a decision whose nearest claims were its plans, out of 8k;
+    # 8 kept it but lost temporal current-first; 10 lost no key fact against hybrid)
     claims_per_chunk: int = 5  # each read chunk's claims nearest the question (plus those the stems name)
     lift_by_vector: bool = True  # a timeline whose line is nearest the question can lead, not only one the stems name
     # languages whose questions are matched to claim attributes by vector: with an English-trained embedder a German
@@ -174,7 +178,7 @@ def _rerank(index: SearchIndex, ks: KnowledgeStore, results: list[dict[str, Any]
         return results, []
     margin = cfg.claim_margin if q.lang in cfg.vector_languages or q.intent == "happened" else None
     stand = {**hearsay, **standings(relevant(rows, q, named, margin), q, as_of, note_of)}
-    results = demote(results, stand)
+    results = demote(results, stand, cfg.anchor_depth, cfg.max_drop)
     moved = [{"path": r["path"], "why": r[k]} for r in results for k in ("promoted", "demoted") if r.get(k)]
     return results, moved
 

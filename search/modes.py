@@ -42,5 +42,5 @@ def run_search(store: Store, embedder: Embedder | None, question: str, mode: str
         result["question"] = {"language": q.lang, "intent": q.intent, "readings": q.readings(), "as_of": as_of,
                               "current_only": current}
     if reason is not None:
-        result["router"] = {"mode": mode, "reason": reason}
+        result["router"] = {"mode": mode, "reason": reason, "rules": list(q.rules)}
     return result

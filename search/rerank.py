@@ -115,22 +115,25 @@ def standings(rows: list[dict[str, Any]], q: Question, as_of: str | None,
     return out
 
 
-def demote(results: list[dict[str, Any]], stand: dict[str, Standing]) -> list[dict[str, Any]]:
+def demote(results: list[dict[str, Any]], stand: dict[str, Standing], depth: int = 100,
+           max_drop: int = 100) -> list[dict[str, Any]]:
     """Notes that only hold outdated or non-factual claims go just below the lowest note that states the
-    fact (or was promoted for stating it); every other note keeps its order. Nothing moves when no ranked note
-    states the fact."""
-    states = [n for n, r in enumerate(results) if r.get("promoted") or (stand.get(r["path"], None) and
+    fact (or was promoted for stating it) among the first `depth`, but at most `max_drop` places down (a
+    misread note then stays in the context); every other note keeps its order. Nothing moves when none of
+    those states the fact."""
+    states = [n for n, r in enumerate(results[:depth]) if r.get("promoted") or (stand.get(r["path"], None) and
               stand[r["path"]].standing == "states")]
     if not states:
         return results
     last = states[-1]
-    head = results[:last + 1]
-    low = [r for r in head if r["path"] in stand and stand[r["path"]].standing != "states" and not r.get("promoted")]
-    if not low:
-        return results
-    moved = {r["path"] for r in low}
     reason = {"outdated": "outdated claims", "not_fact": "only plans, opinions or suggestions"}
-    out = [r for r in head if r["path"] not in moved]
-    out += [{**r, "demoted": f"{reason[stand[r['path']].standing]} ({stand[r['path']].claim})"} for r in low]
-    out += results[last + 1:]
+    keyed: list[tuple[float, int, dict[str, Any]]] = []
+    for n, r in enumerate(results):
+        s = stand.get(r["path"])
+        if n < last and s is not None and s.standing != "states" and not r.get("promoted"):
+            to = min(last, n + max_drop)  # placed just after the note now at `to`
+            keyed.append((to + 0.5, n, {**r, "demoted": f"{reason[s.standing]} ({s.claim})"}))
+        else:
+            keyed.append((float(n), n, r))
+    out = [r for _, _, r in sorted(keyed, key=lambda k: (k[0], k[1]))]
     return [{**r, "rank": n} for n, r in enumerate(out, start=1)]

@@ -129,7 +129,8 @@ def test_a_named_year_asks_for_the_value_then(built: Store) -> None:
 def test_as_of_and_current_through_the_cli(built: Store) -> None:
     ask = ["search", "How many customers does Lumen Ledger have?", "--include-private", "--json"]
     then = json.loads(CliRunner().invoke(cli, ask + ["--mode", "auto", "--as-of", "2023-12-31"]).output)
-    assert then["router"] == {"mode": "graph", "reason": "claims as of a date"}
+    assert then["router"] == {"mode": "graph", "reason": "claims as of a date",
+                              "rules": ["intent value (en rule)"]}
     assert then["question"]["as_of"] == "2023-12-31"
     assert all(c["date"] is None or c["date"] <= "2023-12-31" for r in then["results"] for c in r["chunks"])
     lines = texts(then)

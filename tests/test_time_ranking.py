@@ -145,3 +145,12 @@ def test_a_timeline_can_lead_by_its_line_vector() -> None:
                                                           current=True, sup="2026-02-01"), "score": 0.9}]
     assert [r["claim"]["value"] for r in lead_claims(far, {CHAIN}, set(), None, None, 0.05)] == ["Lena"]  # only
     # the nearest timeline leads, never the far one
+
+
+def test_a_demoted_note_drops_at_most_max_drop_places() -> None:
+    q = parse("How many stores does Crumb run today?", TODAY)
+    stand = standings(STORES, q, None)
+    results = ranked("ai-chat.md", "a.md", "b.md", "c.md", "q3-2026.md", "d.md")
+    assert [r["path"] for r in demote(results, stand, max_drop=2)] == ["a.md", "b.md", "ai-chat.md", "c.md",
+                                                                        "q3-2026.md", "d.md"]
+    assert [r["path"] for r in demote(results, stand, depth=3)] == [r["path"] for r in results]  # fact too low
