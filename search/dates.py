@@ -22,7 +22,7 @@ LAST_QUARTER = re.compile(r"(?i)\b(last quarter|previous quarter|letzte[sn]? qua
                           r"dernier trimestre|trimestre dernier|último trimestre)\b|上个?季度|上一季度")
 THIS_QUARTER = re.compile(r"(?i)\b(this quarter|dieses quartal|ce trimestre|este trimestre)\b|本季度|这个季度")
 LAST_YEAR = re.compile(r"(?i)\b(last year|letzte[sn]? jahr|l'année dernière|el año pasado)\b|去年")
-# "mid-2023", "Mitte 2023", "mi-2023", "2023年年中": the middle of a year, June and July
+# "mid-2023", "Mitte 2023", "mi-2023", "2023年年中": the middle of a year, read as June (the half-year's end)
 MID_YEAR = re.compile(r"(?i)\b(?:mid-?|mitte\s+|mi-)((?:19|20)\d\d)(?!\d)|((?:19|20)\d\d)年年?中")
 SINCE = re.compile(r"(?i)(\bsince|\bseit|\bdepuis|\bdesde|自从?|从)\s*$")
 
@@ -82,7 +82,7 @@ def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
         out.append((m.start(), m.end(), DateRange(m.group(0), start.isoformat(), end.isoformat())))
     for m in MID_YEAR.finditer(text):
         year = int(m.group(1) or m.group(2))
-        out.append((m.start(), m.end(), DateRange(m.group(0), f"{year}-06-01", f"{year}-07-31")))
+        out.append((m.start(), m.end(), DateRange(m.group(0), f"{year}-06-01", f"{year}-06-30")))
     for pattern, back in ((LAST_QUARTER, 1), (THIS_QUARTER, 0)):
         for m in pattern.finditer(text):
             n = (today.year * 4 + (today.month - 1) // 3) - back

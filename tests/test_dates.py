@@ -30,8 +30,8 @@ def read(text: str, lang: str | None = "en") -> list[str]:
     ("Combien de clients avions-nous en 2024 ?", "fr", ["en 2024=2024-01-01..2024-12-31"]),
     ("我们去年有多少客户？", "zh", ["去年=2025-01-01..2025-12-31"]),
     ("2024年第三季度的收入是多少？", "zh", ["2024年第三季度=2024-07-01..2024-09-30"]),
-    ("How many shops were open in mid-2023?", "en", ["mid-2023=2023-06-01..2023-07-31"]),
-    ("Wie viele Filialen gab es Mitte 2023?", "de", ["Mitte 2023=2023-06-01..2023-07-31"]),
+    ("How many shops were open in mid-2023?", "en", ["mid-2023=2023-06-01..2023-06-30"]),
+    ("Wie viele Filialen gab es Mitte 2023?", "de", ["Mitte 2023=2023-06-01..2023-06-30"]),
     ("2024年有多少客户？", "zh", ["2024=2024-01-01..2024-12-31"]),
 ])
 def test_phrases_read_as_ranges(text: str, lang: str, expected: list[str]) -> None:
