@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import time
 from dataclasses import dataclass, field
@@ -70,13 +71,13 @@ def hybrid_mode(index: SearchIndex, embedder: Embedder | None, fusion: FusionCon
 
 
 def graph_mode(store: Store, embedder: Embedder | None, preset: str = "default", mode: str = "graph",
-               current: bool = False) -> Mode:
+               current: bool = False, today: dt.date | None = None) -> Mode:
     """Graph search's ranked notes; graph lines first (within their share), then the chunks. `current` leaves
-    outdated claims out of the lines (kb search --current)."""
+    outdated claims out of the lines (kb search --current); `today` anchors the questions' relative dates."""
     def run(question: str, budget: int) -> ModeOutput:
         t0 = time.perf_counter()
         res = run_search(store, embedder, question, mode=mode, k=DEPTH_NOTES, filters=LOCAL, preset=preset,
-                         current=current)
+                         current=current, today=today)
         latency = (time.perf_counter() - t0) * 1e3
         lines = [ContextBlock(ln["path"], ln["text"]) for ln in res.get("graph", {}).get("lines", [])]
         chunks = [ContextBlock(r["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}")

@@ -65,16 +65,18 @@ def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
     out = []
     for m in QUARTER.finditer(text):
         q = int(m.group(2))
-        rest = text[m.end():m.end() + 12]
         year_s = m.group(1) or m.group(3)
+        last = None if year_s else re.compile(r"\s*(?:of\s+)?").match(text, m.end())
+        last_year = LAST_YEAR.match(text, last.end()) if last else None
+        end_at = last_year.end() if last_year else m.end()
         if year_s:
             year = int(year_s)
-        elif LAST_YEAR.match(rest.strip()) or re.match(r"(?i)\s*(of )?last year", rest):
-            year = today.year - 1
+        elif last_year:
+            year = today.year - 1  # "Q3 last year", "Q3 letztes Jahr"
         else:
             year = _latest_quarter(q, today)
         start, end = _quarter(year, q)
-        out.append((m.start(), m.end(), DateRange(m.group(0).strip(), start.isoformat(), end.isoformat())))
+        out.append((m.start(), end_at, DateRange(text[m.start():end_at].strip(), start.isoformat(), end.isoformat())))
     for m in CJK_QUARTER.finditer(text):
         q = CJK_DIGIT[m.group(2)]
         year = int(m.group(1)) if m.group(1) else _latest_quarter(q, today)

@@ -18,7 +18,9 @@ def read(text: str, lang: str | None = "en") -> list[str]:
 @pytest.mark.parametrize("text, lang, expected", [
     ("How many customers did we have last week?", "en", ["last week=2026-11-23..2026-11-29"]),
     ("What did we charge last quarter?", "en", ["last quarter=2026-07-01..2026-09-30"]),
-    ("What did we charge in Q3 last year?", "en", ["Q3=2025-07-01..2025-09-30"]),
+    ("What did we charge in Q3 last year?", "en", ["Q3 last year=2025-07-01..2025-09-30"]),
+    ("Board numbers for Q3 of last year", "en", ["Q3 of last year=2025-07-01..2025-09-30"]),
+    ("Q3 letztes Jahr", "de", ["Q3 letztes Jahr=2025-07-01..2025-09-30"]),
     ("Board numbers for Q3 2024", "en", ["Q3 2024=2024-07-01..2024-09-30"]),
     ("What was the price two years ago?", "en", ["two years ago=2024-01-01..2024-12-31"]),
     ("What has changed since March?", "en", ["since March=2026-03-01..2026-12-01"]),

@@ -56,7 +56,7 @@ def test_intent_in_several_languages(text: str, intent: str, now: bool) -> None:
 def test_period_and_readings() -> None:
     q = parse("How many stores did we run in Q2 last year?", TODAY)
     assert q.period is not None and (q.period.start, q.period.end) == ("2025-04-01", "2025-06-30")
-    assert "read 'Q2' as 2025-04-01..2025-06-30" in q.rules
+    assert "read 'Q2 last year' as 2025-04-01..2025-06-30" in q.rules
     both = parse("How many stores now, compared with 2024?", TODAY)
     assert both.now and both.period is None  # "now" wins over the year
     assert parse("Who joined us in March 2024?", TODAY).intent == "value"  # a date asks for the value then

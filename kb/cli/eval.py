@@ -24,6 +24,7 @@ from kb.progress import Bars
 from kb.refresh import refresh
 from kb.store import SearchIndex
 from search.fusion import FUSION_PRESETS
+from search.hybrid import iso_date
 
 MODES = ("hybrid", "keyword", "vector", "naive", "flat", "graph", "auto", "graph-notrim", "graph-nopromote",
          "graph-current")
@@ -71,15 +72,18 @@ def check(questions: str, vault: str, as_json: bool) -> None:
                    "a graph of another vault is cleared first.")
 @click.option("--extract-cache", "caches", multiple=True, type=click.Path(exists=True, file_okay=False),
               help="A folder of recorded extractions to read (repeatable).")
+@click.option("--today", help="Read relative dates in the questions against this day, YYYY-MM-DD (default: the real "
+              "today), so a run is repeatable.")
 @embedder_option
 @json_option
 def run(questions: str, vault: str, modes: str, split: str | None, out_dir: str | None, do_refresh: bool,
-        caches: tuple[str, ...], embedder: str | None, as_json: bool) -> None:
+        caches: tuple[str, ...], today: str | None, embedder: str | None, as_json: bool) -> None:
     """Run every mode on every question; write report.md, rows.json and PNG charts."""
     names = [m.strip() for m in modes.split(",") if m.strip()]
     unknown = [m for m in names if m not in MODES]
     if unknown or not names:
         raise ConfigError(f"--modes {modes!r}: unknown mode(s) {unknown}; choose from {', '.join(MODES)}")
+    day = dt.date.fromisoformat(str(iso_date(today, "--today"))) if today else None
     qs = filter_split(_load(questions, vault), split)
     problems = check_questions(qs, Path(vault))
     if problems:
@@ -104,10 +108,11 @@ def run(questions: str, vault: str, modes: str, split: str | None, out_dir: str 
             "keyword": lambda: hybrid_mode(index, emb, FUSION_PRESETS["keyword"]),
             "vector": lambda: hybrid_mode(index, emb, FUSION_PRESETS["vector"]),
             "naive": lambda: naive_mode(NaiveIndex(cfg, emb)),
-            "graph": lambda: graph_mode(st, emb), "auto": lambda: graph_mode(st, emb, mode="auto"),
-            "graph-notrim": lambda: graph_mode(st, emb, preset="no-trim"),
-            "graph-nopromote": lambda: graph_mode(st, emb, preset="no-promote"),
-            "graph-current": lambda: graph_mode(st, emb, current=True)}
+            "graph": lambda: graph_mode(st, emb, today=day),
+            "auto": lambda: graph_mode(st, emb, mode="auto", today=day),
+            "graph-notrim": lambda: graph_mode(st, emb, preset="no-trim", today=day),
+            "graph-nopromote": lambda: graph_mode(st, emb, preset="no-promote", today=day),
+            "graph-current": lambda: graph_mode(st, emb, current=True, today=day)}
         table: dict[str, Mode] = {m: builders[m]() for m in names}
         with Bars(quiet=as_json).step("questions", len(qs)) as advance:
             rows = run_modes(qs, table, advance=advance)
