@@ -1,6 +1,7 @@
 """Current value first: when a question asks about an attribute of an entity it names and the graph holds a
-history for it (superseded values, plans, suggestions), the notes that state the value valid now (or in the
-one year the question names) move to the top of the ranking, ahead of notes with outdated values."""
+history for it (superseded values, plans, suggestions), the notes that state the value valid now (or at the end
+of the period the question names, or on --as-of) move to the top of the ranking. Also claims as they stood on
+a day (--as-of) and only the claims that still stand (--current)."""
 
 from __future__ import annotations
 

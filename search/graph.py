@@ -1,6 +1,8 @@
 """Graph search: hybrid first, then a bounded expansion from the entities the question names and the top
 notes mention; dated, modality-labelled claim and link lines are trimmed by similarity and packed beside the
-ranked chunks (never fused into their ranking). Every limit lives in GraphConfig."""
+ranked chunks (never fused into their ranking). For a question about a value, a change or whether something
+happened, the ranking is re-read through the ranked chunks' claims (search/rerank.py, search/current.py).
+Every limit lives in GraphConfig."""
 
 from __future__ import annotations
 
