@@ -46,6 +46,18 @@ def fulltext_indexes() -> list[str]:
             "ON EACH [p.search, p.facets, p.privacy] " + analyzer]
 
 
+def await_indexes(seconds: int) -> str:
+    return f"CALL db.awaitIndexes({int(seconds)})"
+
+
+def index_names() -> str:
+    return "SHOW INDEXES YIELD name RETURN name ORDER BY name"
+
+
+def drop_index(name: str) -> str:
+    return f"DROP INDEX {quote_name(name)} IF EXISTS"
+
+
 def drop_fulltext_index() -> str:
     return f"DROP INDEX {FULLTEXT_INDEX} IF EXISTS"
 

@@ -112,7 +112,7 @@ class Store:
         self.await_indexes()
 
     def await_indexes(self, seconds: int = 300) -> None:
-        self.run_autocommit(f"CALL db.awaitIndexes({int(seconds)})")
+        self.run_autocommit(cypher.await_indexes(seconds))
 
     def get_meta(self, key: str) -> dict[str, Any]:
         rows = self.read(cypher.get_meta(), key=key)
@@ -122,7 +122,7 @@ class Store:
         self.run(cypher.set_meta(), key=key, props=dict(props))
 
     def index_names(self) -> list[str]:
-        return [r["name"] for r in self.read("SHOW INDEXES YIELD name RETURN name ORDER BY name")]
+        return [r["name"] for r in self.read(cypher.index_names())]
 
     # -- notes ----------------------------------------------------------
     def note_states(self) -> dict[str, dict[str, Any]]:
@@ -322,7 +322,7 @@ class KnowledgeStore:
     def ensure_line_index(self, dims: int, fresh: bool) -> None:
         """The claim-line vector index for this embedder's dimensions; `fresh` drops one made by another."""
         if fresh:
-            self.store.run_autocommit(f"DROP INDEX {cypher.CLAIM_LINE_INDEX} IF EXISTS")
+            self.store.run_autocommit(cypher.drop_index(cypher.CLAIM_LINE_INDEX))
         self.store.run_autocommit(cypher.claim_line_index(dims))
         self.store.await_indexes()
 

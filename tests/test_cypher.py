@@ -35,3 +35,9 @@ def test_claim_line_index_and_claim_edges() -> None:
     assert "[:SUPERSEDED_BY]" in cypher.create_claim_edges("SUPERSEDED_BY")
     with pytest.raises(ValueError, match="not a claim edge"):
         cypher.create_claim_edges("DETACH DELETE")
+
+
+def test_index_plumbing_builders() -> None:
+    assert cypher.await_indexes(3600) == "CALL db.awaitIndexes(3600)"
+    assert cypher.index_names() == "SHOW INDEXES YIELD name RETURN name ORDER BY name"
+    assert cypher.drop_index("a`b") == "DROP INDEX `a``b` IF EXISTS"
