@@ -15,7 +15,7 @@ from kb.embed import Embedder
 from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
 from search.current import as_of_rows, current_only, lead_claims, promote
-from search.hybrid import Filters, hybrid_search, notes_for_chunks, query_terms, question_vector
+from search.hybrid import MAX_TERM_CHARS, Filters, hybrid_search, notes_for_chunks, question_vector
 from search.lines import Line, claim_lines, link_line
 from search.question import Question, parse
 from search.rerank import demote, relevant, standings
@@ -83,10 +83,10 @@ def implied_types(question: str | Question) -> list[str]:
     return sorted({t for pattern, types in RELATION_WORDS.items() if re.search(pattern, low) for t in types})
 
 
-def entity_words(question: str) -> str:
+def entity_words(q: Question) -> str:
     """The question's words (pronouns left out) as a full-text query for entity names and aliases."""
-    words = [w for w in query_terms(question, ENTITY_TERMS, frozenset()) if w not in PRONOUNS]
-    return " ".join(words)
+    words = [w[:MAX_TERM_CHARS] for w in q.words if w not in PRONOUNS and w.strip("_")]
+    return " ".join(words[:ENTITY_TERMS])
 
 
 def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | None, question: str | Question,
@@ -102,7 +102,7 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
     chunk_ids = [c["id"] for r in base["results"][:5] for c in r["chunks"]]
     types = implied_types(q)
     private = bool(filters and filters.include_private)
-    ctx = ks.graph_context(q.text, entity_words(q.text), sorted(PRONOUNS), chunk_ids, cfg.seeds,
+    ctx = ks.graph_context(q.text, entity_words(q), sorted(PRONOUNS), chunk_ids, cfg.seeds,
                            bool(types and cfg.two_hops), types, sorted(q.stems), qvec, cfg.links_per_entity,
                            cfg.links_per_seed, cfg.max_claims, cfg.max_lines if cfg.trim else 1000, private)
     if as_of:
