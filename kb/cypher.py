@@ -752,3 +752,9 @@ def label_sizes() -> str:
 
 def chunk_count() -> str:
     return "MATCH (c:Chunk) RETURN count(c) AS n"
+
+
+def chunk_sample() -> str:
+    """Chunks in id order from $skip, at most $limit (bench/search_latency.py's question source)."""
+    return ("MATCH (c:Chunk) WITH c ORDER BY c.id SKIP $skip LIMIT $limit "
+            "RETURN c.text AS text, c.folder AS folder, c.tags AS tags")

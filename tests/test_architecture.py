@@ -65,7 +65,6 @@ CYPHER = re.compile(r"\b(?:MATCH \(|MERGE \(|UNWIND \$|CALL db\.|CALL \(|DETACH 
 # Not yet moved into kb/cypher.py (issue 15, item 5), each for its reason.
 CYPHER_PENDING = {
     "kb/readonly.py": "the MCP public view's statements; move with the view's tests",
-    "bench/search_latency.py": "a sample query; another helper owns the file",
 }
 
 
