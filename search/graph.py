@@ -60,7 +60,7 @@ class GraphConfig:
     max_drop: int = 10  # ... but at most 10 places down: further, a misread note leaves the context (measured on the
     # time questions: unbounded pushed hybrid's first, a decision whose nearest claims were its plans, out of 8k;
     # 8 kept it but lost temporal current-first; 10 lost no key fact against hybrid)
-    claims_per_chunk: int = 5  # each read chunk's claims nearest the question (plus those the stems name)
+    claims_per_chunk: int = 3  # each read chunk's claims nearest the question (plus those the stems name)
     lift_by_vector: bool = True  # a timeline whose line is nearest the question can lead, not only one the stems name
     # languages whose questions are matched to claim attributes by vector: with an English-trained embedder a German
     # or Chinese question's nearest lines are noise (measured: wrong notes lifted), so they match by stems only
