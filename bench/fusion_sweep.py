@@ -16,16 +16,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from eval.harness import Mode, hybrid_mode, naive_mode, run_modes  # noqa: E402
-from eval.naive import NaiveIndex  # noqa: E402
-from eval.questions import load_questions  # noqa: E402
-from kb.config import load_config  # noqa: E402
-from kb.embed import make_embedder  # noqa: E402
-from kb.embeddings import EmbedStep  # noqa: E402
-from kb.progress import Bars  # noqa: E402
-from kb.refresh import refresh  # noqa: E402
-from kb.store import SearchIndex, open_store  # noqa: E402
-from search.fusion import FUSION_PRESETS, FusionConfig  # noqa: E402
+from eval.harness import Mode, hybrid_mode, naive_mode, run_modes
+from eval.naive import NaiveIndex
+from eval.questions import load_questions
+from kb.config import load_config
+from kb.embed import make_embedder
+from kb.embeddings import EmbedStep
+from kb.progress import Bars
+from kb.refresh import refresh
+from kb.store import SearchIndex, open_store
+from search.fusion import FUSION_PRESETS, FusionConfig
 
 METRICS = ("recall@10", "recall@20", "mrr", "fact_recall@8k")
 

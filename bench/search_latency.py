@@ -13,10 +13,8 @@ import hashlib
 import json
 import random
 import time
-from pathlib import Path
 
 import numpy as np
-
 from common import OUT, bench_config, bench_store, ensure_vault, peak_rss_mb, server_rss_mb
 
 from eval.metrics import percentile

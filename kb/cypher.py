@@ -418,8 +418,8 @@ KNOWLEDGE_CONSTRAINTS = (("entity_key", "Entity", "key"), ("claim_id", "Claim", 
 
 
 def knowledge_schema() -> list[str]:
-    return [f"CREATE CONSTRAINT {n} IF NOT EXISTS FOR (x:{l}) REQUIRE x.{p} IS UNIQUE"
-            for n, l, p in KNOWLEDGE_CONSTRAINTS] + [
+    return [f"CREATE CONSTRAINT {n} IF NOT EXISTS FOR (x:{lab}) REQUIRE x.{p} IS UNIQUE"
+            for n, lab, p in KNOWLEDGE_CONSTRAINTS] + [
         "CREATE INDEX claim_attribute IF NOT EXISTS FOR (c:Claim) ON (c.attribute)",
         "CREATE INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON (e.name)", entity_fulltext_index()]
 
@@ -496,7 +496,8 @@ def entity_claims() -> str:
             "OPTIONAL MATCH (cl)-[:CONFLICTS_WITH]-(x:Claim) "
             "OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
             "WITH cl, collect(DISTINCT n {.id, .value, .note_path, as_of: coalesce(n.valid_from, n.note_date)}) "
-            "AS superseded_by, collect(DISTINCT x {.id, .value, .note_path, as_of: coalesce(x.valid_from, x.note_date)}) "
+            "AS superseded_by, "
+            "collect(DISTINCT x {.id, .value, .note_path, as_of: coalesce(x.valid_from, x.note_date)}) "
             "AS conflicts, collect(DISTINCT f {.id, .value, .note_path, as_of: coalesce(f.valid_from, f.note_date)}) "
             "AS then "
             "RETURN properties(cl) AS claim, superseded_by, conflicts, then "
@@ -594,7 +595,8 @@ def graph_context(vectors: bool) -> str:
              "LIMIT $seeds RETURN collect({key: e.key, name: e.name}) AS seeds } "
              "WITH named, named_keys, seeds, named_keys + [s IN seeds | s.key] AS keys, "
              "CASE WHEN $two_hops THEN named_keys ELSE [] END AS hop_keys ")
-    links = ("CALL (keys, named_keys) { UNWIND keys AS k MATCH (e:Entity {key: k})-[r]-(o:Entity) WHERE " + _visible("r") + " "
+    links = ("CALL (keys, named_keys) { UNWIND keys AS k MATCH (e:Entity {key: k})-[r]-(o:Entity) WHERE "
+             + _visible("r") + " "
              "WITH k, e, r, o, k IN named_keys AS is_named ORDER BY r.count DESC, r.last_seen DESC, o.key, type(r) "
              "WITH k, e, is_named, collect([r, o]) AS rs "
              "WITH k, e, rs[..CASE WHEN is_named THEN $limit ELSE $seed_limit END] AS top "
@@ -645,7 +647,8 @@ def set_name_vectors() -> str:
 def line_vectors() -> str:
     """Line vectors already computed, by text hash: a rebuild embeds only new lines."""
     return ("CALL () { MATCH (c:Claim) WHERE c.line_vec IS NOT NULL RETURN c.line_hash AS h, c.line_vec AS v "
-            "UNION MATCH (:Entity)-[r]->(:Entity) WHERE r.line_vec IS NOT NULL RETURN r.line_hash AS h, r.line_vec AS v } "
+            "UNION MATCH (:Entity)-[r]->(:Entity) WHERE r.line_vec IS NOT NULL "
+            "RETURN r.line_hash AS h, r.line_vec AS v } "
             "RETURN h, v")
 
 

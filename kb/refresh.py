@@ -12,18 +12,19 @@ import posixpath
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from kb import cypher
 from kb.chunker import Chunk, chunk_note
-from kb.passages import Passage, passages
 from kb.config import Config, overrides_path
 from kb.errors import ConfigError
 from kb.facets import folder_facet, tag_facet
 from kb.links import LinkIndex, Resolved, alias_table
 from kb.markdown import RawLink
+from kb.passages import Passage, passages
 from kb.progress import Bars
 from kb.store import Store
 from kb.vault import Note, Scan, Skipped, VaultFile, file_hash, is_private, parse_note, scan_vault
@@ -86,7 +87,7 @@ def folder_ancestors(folder: str) -> list[str]:
 
 
 def _raw_links_json(links: tuple[RawLink, ...]) -> str:
-    return json.dumps([[l.target, l.display, l.heading, l.block, l.embed, l.kind] for l in links])
+    return json.dumps([[x.target, x.display, x.heading, x.block, x.embed, x.kind] for x in links])
 
 
 def _links_from_json(text: str | None) -> list[RawLink]:
@@ -162,7 +163,7 @@ def parse_and_chunk(vf: VaultFile, private_folders: tuple[str, ...]) -> Parsed |
         return Skipped(vf.path, f"took over {PARSE_SECONDS} s to parse: split the note, or report it as a kb bug")
     except (RecursionError, MemoryError):
         return Skipped(vf.path, "nested too deeply to parse: simplify its lists or quotes")
-    except Exception as exc:  # noqa: BLE001 - a parser bug on one note must not stop the run
+    except Exception as exc:
         return Skipped(vf.path, f"could not be parsed ({type(exc).__name__}: {str(exc)[:120]}): report it as a kb bug")
 
 

@@ -231,7 +231,8 @@ def hybrid_search(index: SearchIndex, embedder: Embedder | None, question: str, 
     timing["fuse_ms"] += (time.perf_counter() - t0) * 1e3
     timing["search_ms"] = timing["keyword_ms"] + timing["vector_ms"] + timing["fuse_ms"]
     return {
-        "query": question, "mode": "hybrid", "filters": {**filters.params(), "include_private": filters.include_private},
+        "query": question, "mode": "hybrid",
+        "filters": {**filters.params(), "include_private": filters.include_private},
         "k": k,
         "embedder": embedder.identity if embedder is not None else None,
         "timing": {key: round(v, 2) for key, v in timing.items()},

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pytest
-
 from conftest import make_config
+
 from kb.embed.onnx import OnnxEmbedder
 from kb.embeddings import EmbedStep
 from kb.errors import EmbedderError

@@ -17,14 +17,14 @@ from kb.progress import Bars
 from kb.refresh import Summary, missing_with_aliases, refresh
 
 
-
 @click.command("refresh")
 @vault_option
 @embedder_option
 @click.option("--no-embed", is_flag=True, help="Build structure and chunks only; embed later.")
 @click.option("--reembed", is_flag=True, help="Rebuild every vector with the configured embedder.")
 @click.option("--no-extract", is_flag=True, help="Skip the knowledge layer (LLM extraction).")
-@click.option("--dry-run", is_flag=True, help="Build the free local layers; print the extraction estimate, send nothing.")
+@click.option("--dry-run", is_flag=True,
+              help="Build the free local layers; print the extraction estimate, send nothing.")
 @click.option("--yes", is_flag=True, help="Accept an extraction estimate over the cost threshold.")
 @click.option("--unmark-private", is_flag=True,
               help="Allow this refresh to make notes public that the graph holds as private.")
