@@ -5,18 +5,31 @@ from __future__ import annotations
 import datetime as dt
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
-from eval.metrics import (ContextBlock, all_gold_at, context_text, count_tokens, current_first, facts_found,
-                          mrr, ndcg_at, note_recall_in, pack_budget, precision_in, recall_at)
+from eval.metrics import (
+    ContextBlock,
+    all_gold_at,
+    context_text,
+    count_tokens,
+    current_first,
+    facts_found,
+    mrr,
+    ndcg_at,
+    note_recall_in,
+    pack_budget,
+    precision_in,
+    recall_at,
+)
 from eval.naive import NaiveIndex
 from eval.questions import Question
 from kb.embed import Embedder
 from kb.store import SearchIndex, Store
-from search.modes import run_search
 from search.fusion import FusionConfig
 from search.hybrid import Filters, flat_chunks, hybrid_search
+from search.modes import run_search
 
 LOCAL = Filters(include_private=True)  # the eval runs locally: private notes count like any other
 

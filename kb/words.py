@@ -5,7 +5,7 @@ synonym lists: an attribute asked for under another name is found by its line's 
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 STOP = frozenset("what when who how did does do is was were the a an of for to in on our we my has have "
                  "and or it its this that with by at from change changed over time".split())

@@ -5,7 +5,8 @@ a day (--as-of) and only the claims that still stand (--current)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from search.rerank import claim_when, replaced_by
 
