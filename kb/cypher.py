@@ -328,11 +328,26 @@ def chunk_filter(folder: bool, tag: bool, since: bool, until: bool) -> str:
     return " AND ".join(parts)
 
 
-def vector_chunks_filtered(folder: bool = True, tag: bool = True, since: bool = True, until: bool = True) -> str:
-    """Exact cosine over only the passages that pass the filters (no over-fetch, no post-filter)."""
+def vector_chunks_filtered(folder: bool = True, tag: bool = True, since: bool = True, until: bool = True,
+                           private: bool = False) -> str:
+    """Exact cosine over only the passages that pass the filters, of the public or the private index's
+    property (no over-fetch, no post-filter)."""
+    prop = "embedding_private" if private else "embedding"
     return ("MATCH (c:Passage) WHERE " + chunk_filter(folder, tag, since, until) + " "
-            "AND coalesce(c.embedding, c.embedding_private) IS NOT NULL "
-            "WITH c, vector.similarity.cosine(coalesce(c.embedding, c.embedding_private), $vec) AS score "
+            f"AND c.{prop} IS NOT NULL "
+            f"WITH c, vector.similarity.cosine(c.{prop}, $vec) AS score "
+            "RETURN c.chunk_id AS id, c.note_path AS path, c.id AS passage, score "
+            "ORDER BY score DESC, id, passage LIMIT $limit")
+
+
+def vector_passages_prefiltered(folder: bool, tag: bool, since: bool, until: bool, private: bool = False) -> str:
+    """The index's $candidates nearest passages, only those that pass the filters, scored on their stored
+    vectors: exact whenever at least $limit of them pass (the caller scans otherwise)."""
+    name, prop = (PRIVATE_PASSAGE_VECTOR_INDEX, "embedding_private") if private else (PASSAGE_VECTOR_INDEX,
+                                                                                          "embedding")
+    return (f"CALL db.index.vector.queryNodes('{name}', $candidates, $vec) YIELD node AS c "
+            "WITH c WHERE " + chunk_filter(folder, tag, since, until) + " "
+            f"WITH c, vector.similarity.cosine(c.{prop}, $vec) AS score "
             "RETURN c.chunk_id AS id, c.note_path AS path, c.id AS passage, score "
             "ORDER BY score DESC, id, passage LIMIT $limit")
 

@@ -194,7 +194,8 @@ class Store:
             self.run_autocommit(stmt)
 
 
-VECTOR_OVERFETCH = 4
+VECTOR_OVERFETCH = 2
+FILTERED_OVERFETCH = 10  # a filter passing one passage in ten still fills the list from the index
 
 
 def _first_line(exc: BaseException) -> str:
@@ -234,22 +235,31 @@ class SearchIndex:
 
     def vector(self, vec: list[float], limit: int, filters: Mapping[str, Any] | None = None,
                private: bool = False) -> list[dict[str, Any]]:
-        """Nearest passages (rows as `keyword`); with filters an exact scan of only the passages that pass them."""
+        """Nearest passages (rows as `keyword`), of the public index and, with `private`, the private one."""
         active = {k: v for k, v in (filters or {}).items() if v not in (None, "")}
-        if active:
-            folder = active.get("folder")
-            query = cypher.vector_chunks_filtered("folder" in active, "tag" in active, "since" in active,
-                                                  "until" in active)
-            return _rows(self.store, query, vec=vec, limit=limit, private=private,
-                         folder_key=f"{folder.strip('/')}/" if folder else None, **{**dict(filters or {})})
-        # The index is approximate (HNSW): asking it for more than we keep makes the top `limit` nearly exact,
-        # so the ranking barely depends on the order the index was built in.
-        wide = {"vec": vec, "limit": limit, "candidates": limit * VECTOR_OVERFETCH}
-        rows = _rows(self.store, cypher.vector_passages(), **wide)
-        if private:  # the top `limit` of the union is within the two top-`limit` lists
-            rows += _rows(self.store, cypher.vector_passages(private=True), **wide)
-            rows = sorted(rows, key=lambda r: (-r["score"], r["passage"]))[:limit]
-        return rows
+        rows = []
+        for index_private in (False, True) if private else (False,):
+            rows += (self._filtered(vec, limit, active, filters or {}, index_private) if active else
+                     # The index is approximate (HNSW): asking it for more than we keep makes the top `limit`
+                     # nearly exact, so the ranking barely depends on the order the index was built in.
+                     _rows(self.store, cypher.vector_passages(private=index_private), vec=vec, limit=limit,
+                           candidates=limit * VECTOR_OVERFETCH))
+        # the top `limit` of the union is within the two top-`limit` lists
+        return sorted(rows, key=lambda r: (-r["score"], r["passage"]))[:limit] if private else rows
+
+    def _filtered(self, vec: list[float], limit: int, active: Mapping[str, Any], filters: Mapping[str, Any],
+                  private: bool) -> list[dict[str, Any]]:
+        """Filtered nearest passages of one index: its nearest candidates that pass the filters when at least
+        `limit` of them do (then they are the filtered top), else an exact scan of the passages that pass."""
+        flags = ("folder" in active, "tag" in active, "since" in active, "until" in active)
+        folder = active.get("folder")
+        params = {**dict(filters), "vec": vec, "limit": limit, "private": private,
+                  "folder_key": f"{folder.strip('/')}/" if folder else None}
+        rows = _rows(self.store, cypher.vector_passages_prefiltered(*flags, private=private),
+                     candidates=limit * FILTERED_OVERFETCH, **params)
+        if len(rows) >= limit:
+            return rows
+        return _rows(self.store, cypher.vector_chunks_filtered(*flags, private=private), **params)
 
     def chunks(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in _rows(self.store, cypher.chunk_details(), ids=list(ids))}

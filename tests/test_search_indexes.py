@@ -141,3 +141,21 @@ def test_an_index_made_before_any_vector_binds_no_embedder(store: Store, example
     assert store.get_meta("embedder")["identity"] == EMB.identity and store.counts()["pending"] == 0
     with pytest.raises(EmbedderError, match="built with onnx:all-MiniLM-L6-v2-int8:384:r2 but the configured"):
         build(store, example_vault, DownEmbedder())  # now vectors exist: a switch needs --reembed
+
+
+@pytest.mark.parametrize(("filters", "limit"), [({"folder": "Company"}, 5), ({"since": "2024-01-01"}, 8),
+                                                ({"folder": "People"}, 60), ({"since": "2025-06-01"}, 40)])
+def test_filtered_vector_leg_is_the_exact_filtered_top(store: Store, example_vault: Path, filters: dict[str, str],
+                                                        limit: int) -> None:
+    """Index first when enough candidates pass, an exact scan when too few do: either way the filtered top."""
+    build(store, example_vault)
+    vec = EMB.embed_query("what did we decide about pricing for client files?")
+    rows = store.read("MATCH (p:Passage) WHERE p.embedding IS NOT NULL RETURN p.id AS id, p.folder_key AS folder, "
+                      "p.date AS date, p.embedding AS v")
+    passing = [r for r in rows if r["folder"].startswith(filters.get("folder", "") + ("/" if "folder" in filters
+               else "")) and (r["date"] or "") >= filters.get("since", "")]
+    cos = {r["id"]: sum(a * b for a, b in zip(r["v"], vec)) for r in passing}
+    expected = sorted(cos, key=lambda i: (-cos[i], i))[:limit]
+    got = SearchIndex(store).vector(vec, limit, {**filters})
+    assert [r["passage"] for r in got] == expected
+    assert len(expected) == min(limit, len(passing)) and len(passing) < len(rows)
