@@ -36,7 +36,9 @@ def main() -> None:
         rows.append({"step": label, "seconds": round(secs, 2), "notes_parsed": parsed,
                      "notes_per_s": round(parsed / secs, 1) if parsed else None,
                      "notes_in_graph_per_s": round(s.counts["notes"] / secs, 1),
-                     "chunks": s.counts["chunks"], "wrote_nothing": s.wrote_nothing})
+                     "chunks": s.counts["chunks"], "passages": s.counts["passages"],
+                     "passages_per_s": round(s.counts["passages"] / secs, 1) if parsed else None,
+                     "wrote_nothing": s.wrote_nothing})
     result = {"notes": args.notes, "words": args.words, "steps": rows, "kb_peak_rss_mb": round(peak_rss_mb()),
               "parse_worker_peak_rss_mb": round(peak_children_rss_mb()),
               "neo4j_rss_mb": round(server_rss_mb(cfg)), "reference_structure_s": 120}
