@@ -53,7 +53,19 @@ def ensure_vault(path: Path, notes: int, words: int, seed: int = 7) -> Path:
     wanted = f"{notes} {words} {seed}"
     if marker.exists() and marker.read_text() == wanted:
         return path
-    subprocess.run([sys.executable, str(Path(__file__).parent / "gen_vault.py"), str(path), "--notes", str(notes),
-                    "--words", str(words), "--seed", str(seed)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(Path(__file__).parent / "gen_vault.py"),
+            str(path),
+            "--notes",
+            str(notes),
+            "--words",
+            str(words),
+            "--seed",
+            str(seed),
+        ],
+        check=True,
+    )
     marker.write_text(wanted)
     return path

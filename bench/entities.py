@@ -28,12 +28,15 @@ TYPES = list(ENTITY_TYPES)
 RELS = [r for r in RELATIONSHIP_TYPES if r != "RELATED_TO"]
 
 
-def synthetic(chunk_ids: list[str], entities: int = 40_000, rels: int = 35_000, claims: int = 53_000,
-              seed: int = 3) -> dict[str, Extraction]:
+def synthetic(
+    chunk_ids: list[str], entities: int = 40_000, rels: int = 35_000, claims: int = 53_000, seed: int = 3
+) -> dict[str, Extraction]:
     """Power-law entity reuse across chunks, as in a real vault."""
     rng = random.Random(seed)
-    names = [(f"Entity {i} {rng.choice(['Labs', 'Group', 'Project', 'Notes'])}", TYPES[i % len(TYPES)])
-             for i in range(entities)]
+    names = [
+        (f"Entity {i} {rng.choice(['Labs', 'Group', 'Project', 'Notes'])}", TYPES[i % len(TYPES)])
+        for i in range(entities)
+    ]
     per_chunk: dict[str, dict[str, list]] = {c: {"entities": [], "relationships": [], "claims": []} for c in chunk_ids}
     for i, (name, etype) in enumerate(names):  # every entity appears at least once
         per_chunk[chunk_ids[i % len(chunk_ids)]]["entities"].append({"name": name, "type": etype})
@@ -43,15 +46,22 @@ def synthetic(chunk_ids: list[str], entities: int = 40_000, rels: int = 35_000, 
         bucket = per_chunk[cid]
         for n, t in (a, b):
             bucket["entities"].append({"name": n, "type": t})
-        bucket["relationships"].append({"source": a[0], "target": b[0], "type": RELS[i % len(RELS)],
-                                        "evidence": "e", "modality": "fact"})
+        bucket["relationships"].append(
+            {"source": a[0], "target": b[0], "type": RELS[i % len(RELS)], "evidence": "e", "modality": "fact"}
+        )
     for _ in range(claims):
         cid = chunk_ids[rng.randrange(len(chunk_ids))]
         n, t = names[rng.randrange(entities // 4)]
         per_chunk[cid]["entities"].append({"name": n, "type": t})
-        per_chunk[cid]["claims"].append({"entity": n, "attribute": rng.choice(["customer_count", "mrr", "status"]),
-                                         "value": str(rng.randrange(50)), "quote": "q",
-                                         "modality": rng.choice(["fact", "fact", "plan"])})
+        per_chunk[cid]["claims"].append(
+            {
+                "entity": n,
+                "attribute": rng.choice(["customer_count", "mrr", "status"]),
+                "value": str(rng.randrange(50)),
+                "quote": "q",
+                "modality": rng.choice(["fact", "fact", "plan"]),
+            }
+        )
     out = {}
     for cid, data in per_chunk.items():
         seen: dict[str, dict] = {}
@@ -78,10 +88,16 @@ def main() -> None:
     rows = build_rows(results, {c["id"]: c for c in chunks}, Overrides())
     t1 = t0 + (time.perf_counter() - t2)  # resolution alone, timed again on its own
     counts = ks.counts()
-    result = {"chunks": len(ids), **counts, "resolve_and_timelines_alone_s": round(t1 - t0, 2),
-              "rebuild_s": round(t2 - t0, 2), "relationship_rows": sum(len(v) for v in rows.relationships.values()),
-              "embedder": embedder.identity if embedder else None,
-              "kb_peak_rss_mb": round(peak_rss_mb()), "reference_s": 20}
+    result = {
+        "chunks": len(ids),
+        **counts,
+        "resolve_and_timelines_alone_s": round(t1 - t0, 2),
+        "rebuild_s": round(t2 - t0, 2),
+        "relationship_rows": sum(len(v) for v in rows.relationships.values()),
+        "embedder": embedder.identity if embedder else None,
+        "kb_peak_rss_mb": round(peak_rss_mb()),
+        "reference_s": 20,
+    }
     print(json.dumps(result, indent=2))
     (OUT / ("entities-embed.json" if embedder else "entities.json")).write_text(json.dumps(result, indent=2))
 

@@ -6,6 +6,7 @@ and variant of search/fusion.py scored next to the naive windowed baseline, in t
 
 Uses the configured kb home (KB_HOME) and embedder; the graph it holds is cleared for every set.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -36,11 +36,16 @@ def main() -> None:
         hyb.append((t1 - t0) * 1e3)
         gra.append((t2 - t1) * 1e3 - TimedEmbedder.last_ms)
         lines.append(len(res["graph"]["lines"]))
-    out = {"questions": len(qs), "hybrid_ms_p50": round(percentile(hyb, 50), 1),
-           "hybrid_ms_p95": round(percentile(hyb, 95), 1), "graph_ms_p50": round(percentile(gra, 50), 1),
-           "graph_ms_p95": round(percentile(gra, 95), 1),
-           "ratio_p50": round(percentile(gra, 50) / percentile(hyb, 50), 2),
-           "lines_p50": percentile([float(x) for x in lines], 50), **ks.counts()}
+    out = {
+        "questions": len(qs),
+        "hybrid_ms_p50": round(percentile(hyb, 50), 1),
+        "hybrid_ms_p95": round(percentile(hyb, 95), 1),
+        "graph_ms_p50": round(percentile(gra, 50), 1),
+        "graph_ms_p95": round(percentile(gra, 95), 1),
+        "ratio_p50": round(percentile(gra, 50) / percentile(hyb, 50), 2),
+        "lines_p50": percentile([float(x) for x in lines], 50),
+        **ks.counts(),
+    }
     print(json.dumps(out, indent=2))
     (OUT / "graph_latency.json").write_text(json.dumps(out, indent=2))
 

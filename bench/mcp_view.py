@@ -28,8 +28,12 @@ from kb.store import Connection
 
 
 def connect() -> PublicStore:
-    conn = Connection(os.environ["NEO4J_URI"], os.environ.get("NEO4J_USER", "neo4j"), os.environ["NEO4J_PASSWORD"],
-                      os.environ.get("NEO4J_DATABASE", "neo4j"))
+    conn = Connection(
+        os.environ["NEO4J_URI"],
+        os.environ.get("NEO4J_USER", "neo4j"),
+        os.environ["NEO4J_PASSWORD"],
+        os.environ.get("NEO4J_DATABASE", "neo4j"),
+    )
     return PublicStore(conn, 30.0, ["Journal"])
 
 
@@ -54,8 +58,10 @@ def per_statement(store: PublicStore, rounds: int) -> None:
             tx.rollback()
     for st, ts in zip(public_view(), times):
         print(f"{statistics.median(ts) * 1e3:8.1f} ms  {st[:90]}")
-    print(f"{statistics.median(totals[1:] or totals) * 1e3:8.1f} ms  the whole view (median of {rounds}, first "
-          f"round {totals[0] * 1e3:.0f} ms with planning)")
+    print(
+        f"{statistics.median(totals[1:] or totals) * 1e3:8.1f} ms  the whole view (median of {rounds}, first "
+        f"round {totals[0] * 1e3:.0f} ms with planning)"
+    )
 
 
 def calls(store: PublicStore, stop: threading.Event, out: list[float], errors: list[str], pause: float) -> None:
@@ -71,8 +77,8 @@ def calls(store: PublicStore, stop: threading.Event, out: list[float], errors: l
 
 def edit(vault: Path, n: int, round_no: int) -> None:
     """Append a line to n notes, half of them private."""
-    private = sorted((vault / "Journal").rglob("*.md"))[:n // 2]
-    public = sorted(p for p in vault.rglob("*.md") if "Journal" not in p.parts)[:n - len(private)]
+    private = sorted((vault / "Journal").rglob("*.md"))[: n // 2]
+    public = sorted(p for p in vault.rglob("*.md") if "Journal" not in p.parts)[: n - len(private)]
     for p in private + public:
         with open(p, "a", encoding="utf-8") as fh:
             fh.write(f"\nEdited in round {round_no}.\n")
@@ -80,8 +86,11 @@ def edit(vault: Path, n: int, round_no: int) -> None:
 
 def refresh_time() -> float:
     t = time.perf_counter()
-    proc = subprocess.run([str(Path(sys.executable).parent / "kb"), "refresh", "--no-extract", "--no-embed", "--json"],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "kb"), "refresh", "--no-extract", "--no-embed", "--json"],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         raise SystemExit(f"kb refresh failed: {proc.stderr[-500:]}")
     return time.perf_counter() - t
@@ -99,10 +108,13 @@ def concurrent(store: PublicStore, n: int, pause: float) -> None:
     stop.set()
     worker.join()
     lat.sort()
-    print(f"refresh of {n} edited notes: {alone:.1f} s alone, {during:.1f} s with MCP calls running "
-          f"({pause:g} s apart)")
-    print(f"MCP calls during it: {len(lat)}, p50 {lat[len(lat) // 2] * 1e3:.0f} ms, "
-          f"p95 {lat[int(len(lat) * 0.95)] * 1e3:.0f} ms, max {lat[-1] * 1e3:.0f} ms, errors {len(errors)}")
+    print(
+        f"refresh of {n} edited notes: {alone:.1f} s alone, {during:.1f} s with MCP calls running ({pause:g} s apart)"
+    )
+    print(
+        f"MCP calls during it: {len(lat)}, p50 {lat[len(lat) // 2] * 1e3:.0f} ms, "
+        f"p95 {lat[int(len(lat) * 0.95)] * 1e3:.0f} ms, max {lat[-1] * 1e3:.0f} ms, errors {len(errors)}"
+    )
     for e in sorted(set(errors))[:5]:
         print("  ", e)
 

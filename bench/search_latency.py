@@ -49,8 +49,8 @@ def questions(store: Store, n: int = 50) -> list[tuple[str, Filters]]:
         row = rows[(i * 37) % len(rows)]
         words = [w for w in row["text"].split() if w.isalpha()]
         start = rng.randrange(max(1, len(words) - 8))
-        q = " ".join(words[start:start + rng.randint(3, 8)]) or "quarterly plan"
-        q = (f"what did we decide about {q}?" if i % 3 == 0 else q)
+        q = " ".join(words[start : start + rng.randint(3, 8)]) or "quarterly plan"
+        q = f"what did we decide about {q}?" if i % 3 == 0 else q
         flt = Filters()
         if i % 10 == 1:
             flt = Filters(folder=row["folder"].split("/")[0])
@@ -97,8 +97,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--notes", type=int, default=13284)
     ap.add_argument("--words", type=int, default=14_600_000)
-    ap.add_argument("--embed-sample", type=int, default=3000,
-                    help="passages embedded for real (throughput); the rest get seeded random vectors")
+    ap.add_argument(
+        "--embed-sample",
+        type=int,
+        default=3000,
+        help="passages embedded for real (throughput); the rest get seeded random vectors",
+    )
     args = ap.parse_args()
     vault = ensure_vault(OUT / f"vault-{args.notes}-{args.words}", args.notes, args.words)
     cfg = bench_config(vault)
@@ -126,17 +130,25 @@ def main() -> None:
         if f.active():
             filtered_ms.append(res["timing"]["search_ms"])
     result = {
-        "notes": counts["notes"], "chunks": counts["chunks"], "passages": counts["passages"],
-        "build_s": round(build_s, 1), "built_notes": len(built.added) + len(built.changed),
+        "notes": counts["notes"],
+        "chunks": counts["chunks"],
+        "passages": counts["passages"],
+        "build_s": round(build_s, 1),
+        "built_notes": len(built.added) + len(built.changed),
         "passages_written_per_s": round(counts["passages"] / build_s, 1) if built.added else None,
-        "embedded_now": embedded, "seeded_random_vectors": seeded, "embed_s": round(embed_s, 1),
+        "embedded_now": embedded,
+        "seeded_random_vectors": seeded,
+        "embed_s": round(embed_s, 1),
         "embed_passages_per_s": round(embedded / embed_s, 1) if embedded else None,
-        "questions": len(qs), "filtered_questions": len(filtered_ms),
-        "search_ms_p50": round(percentile(search_ms, 50), 1), "search_ms_p95": round(percentile(search_ms, 95), 1),
+        "questions": len(qs),
+        "filtered_questions": len(filtered_ms),
+        "search_ms_p50": round(percentile(search_ms, 50), 1),
+        "search_ms_p95": round(percentile(search_ms, 95), 1),
         "filtered_search_ms_p50": round(percentile(filtered_ms, 50), 1),
         "question_embed_ms_p50": round(percentile(embed_ms, 50), 1),
         "question_embed_ms_p95": round(percentile(embed_ms, 95), 1),
-        "kb_peak_rss_mb": round(peak_rss_mb()), "neo4j_rss_mb": round(server_rss_mb(cfg)),
+        "kb_peak_rss_mb": round(peak_rss_mb()),
+        "neo4j_rss_mb": round(server_rss_mb(cfg)),
         "reference_s": {"p50": 0.8, "p95": 0.9},
     }
     print(json.dumps(result, indent=2))

@@ -47,8 +47,13 @@ def serve(folder: Path) -> tuple[ThreadingHTTPServer, str]:
 def kb_start(home: Path, env: dict[str, str]) -> float:
     """Seconds for `kb db start` in a new process."""
     t0 = time.monotonic()
-    subprocess.run([str(KB), "db", "start"], check=True, env={**os.environ, **env, "KB_HOME": str(home)},
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [str(KB), "db", "start"],
+        check=True,
+        env={**os.environ, **env, "KB_HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.monotonic() - t0
 
 
@@ -66,8 +71,12 @@ def rss(home: Path) -> dict[str, float]:
 def refresh_example(home: Path) -> float:
     vault = Path(__file__).resolve().parents[1] / "examples" / "vault"
     t0 = time.monotonic()
-    subprocess.run([str(KB), "refresh", "--vault", str(vault), "--no-extract", "--embedder", "onnx:minilm"],
-                   check=True, env={**os.environ, "KB_HOME": str(home)}, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [str(KB), "refresh", "--vault", str(vault), "--no-extract", "--embedder", "onnx:minilm"],
+        check=True,
+        env={**os.environ, "KB_HOME": str(home)},
+        stdout=subprocess.DEVNULL,
+    )
     return time.monotonic() - t0
 
 
@@ -78,24 +87,29 @@ def one(java: str, cold_maven: bool, repo_url: str, work: Path) -> dict[str, obj
     env = {"KB_JAR_REPOSITORY": repo_url, "HOME": str(work / f"user-{java}")}  # no local Maven repository
     if cold_maven:
         env = {"MAVEN_OPTS": f"-Dmaven.repo.local={work / f'm2-{java}'}", "HOME": str(work / f"user-{java}")}
-    row: dict[str, object] = {"java": java, "java_version": find_java(java).version,
-                              "cold_source": "maven" if cold_maven else "stand-in repository (127.0.0.1)"}
+    row: dict[str, object] = {
+        "java": java,
+        "java_version": find_java(java).version,
+        "cold_source": "maven" if cold_maven else "stand-in repository (127.0.0.1)",
+    }
     row["cold_s"] = round(kb_start(home, env), 1)
     row["after_start_mb"] = rss(home)
     row["refresh_example_s"] = round(refresh_example(home), 1)
     row["after_refresh_mb"] = rss(home)
     warm = []
     for _ in range(WARM_RUNS):
-        subprocess.run([str(KB), "db", "stop"], check=True, env={**os.environ, "KB_HOME": str(home)},
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [str(KB), "db", "stop"], check=True, env={**os.environ, "KB_HOME": str(home)}, stdout=subprocess.DEVNULL
+        )
         warm.append(round(kb_start(home, {}), 1))
     row["warm_s"] = warm
     lib = server.paths_for(load_config(home=home, env={})).lib
     t0 = time.monotonic()
     assert jars.bad_jars(lib, jars.packaged_lock()) == []
     row["verify_s"] = round(time.monotonic() - t0, 2)
-    subprocess.run([str(KB), "db", "stop"], check=True, env={**os.environ, "KB_HOME": str(home)},
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [str(KB), "db", "stop"], check=True, env={**os.environ, "KB_HOME": str(home)}, stdout=subprocess.DEVNULL
+    )
     return row
 
 
@@ -112,8 +126,12 @@ def main() -> None:
     finally:
         httpd.shutdown()
         shutil.rmtree(work, ignore_errors=True)
-    result = {"jars": len(lock.jars), "jar_mb": round(sum(j.size for j in lock.jars) / 1e6, 1),
-              "heap": load_config(home=work, env={}).server_heap, "rows": rows}
+    result = {
+        "jars": len(lock.jars),
+        "jar_mb": round(sum(j.size for j in lock.jars) / 1e6, 1),
+        "heap": load_config(home=work, env={}).server_heap,
+        "rows": rows,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(result, indent=2))

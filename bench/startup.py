@@ -40,8 +40,13 @@ def run(args: list[str], env: dict[str, str]) -> float:
 def timed(name: str, args: list[str], env: dict[str, str], runs: int) -> dict[str, object]:
     run(args, env)  # warm the page cache; not counted
     ms = [run(args, env) * 1e3 for _ in range(runs)]
-    return {"command": name, "runs": runs, "median_ms": round(statistics.median(ms), 1),
-            "min_ms": round(min(ms), 1), "max_ms": round(max(ms), 1)}
+    return {
+        "command": name,
+        "runs": runs,
+        "median_ms": round(statistics.median(ms), 1),
+        "min_ms": round(min(ms), 1),
+        "max_ms": round(max(ms), 1),
+    }
 
 
 def main() -> None:
@@ -59,8 +64,9 @@ def main() -> None:
         rows = [
             timed("python -c 'import kb.cli'", [sys.executable, "-c", "import kb.cli"], env, args.runs),
             timed("kb --help", [str(KB), "--help"], env, args.runs),
-            timed("kb search --json", [str(KB), "search", QUESTION, "--embedder", "onnx:minilm", "--json"], env,
-                  args.runs),
+            timed(
+                "kb search --json", [str(KB), "search", QUESTION, "--embedder", "onnx:minilm", "--json"], env, args.runs
+            ),
         ]
     finally:
         if not args.keep_server:

@@ -33,15 +33,28 @@ def main() -> None:
         s = refresh(store, cfg, Bars(quiet=True))
         secs = time.perf_counter() - t0
         parsed = len(s.added) + len(s.changed)
-        rows.append({"step": label, "seconds": round(secs, 2), "notes_parsed": parsed,
-                     "notes_per_s": round(parsed / secs, 1) if parsed else None,
-                     "notes_in_graph_per_s": round(s.counts["notes"] / secs, 1),
-                     "chunks": s.counts["chunks"], "passages": s.counts["passages"],
-                     "passages_per_s": round(s.counts["passages"] / secs, 1) if parsed else None,
-                     "wrote_nothing": s.wrote_nothing})
-    result = {"notes": args.notes, "words": args.words, "steps": rows, "kb_peak_rss_mb": round(peak_rss_mb()),
-              "parse_worker_peak_rss_mb": round(peak_children_rss_mb()),
-              "neo4j_rss_mb": round(server_rss_mb(cfg)), "reference_structure_s": 120}
+        rows.append(
+            {
+                "step": label,
+                "seconds": round(secs, 2),
+                "notes_parsed": parsed,
+                "notes_per_s": round(parsed / secs, 1) if parsed else None,
+                "notes_in_graph_per_s": round(s.counts["notes"] / secs, 1),
+                "chunks": s.counts["chunks"],
+                "passages": s.counts["passages"],
+                "passages_per_s": round(s.counts["passages"] / secs, 1) if parsed else None,
+                "wrote_nothing": s.wrote_nothing,
+            }
+        )
+    result = {
+        "notes": args.notes,
+        "words": args.words,
+        "steps": rows,
+        "kb_peak_rss_mb": round(peak_rss_mb()),
+        "parse_worker_peak_rss_mb": round(peak_children_rss_mb()),
+        "neo4j_rss_mb": round(server_rss_mb(cfg)),
+        "reference_structure_s": 120,
+    }
     print(json.dumps(result, indent=2))
     (OUT / "structure.json").write_text(json.dumps(result, indent=2))
 

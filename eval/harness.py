@@ -35,8 +35,17 @@ LOCAL = Filters(include_private=True)  # the eval runs locally: private notes co
 
 BUDGET = 8000
 DEPTH_NOTES = 20
-METRICS = ("recall@10", "recall@20", "all_gold@20", "mrr", "ndcg@10", "fact_recall@8k", "note_recall@8k",
-           "precision@8k", "current_first")
+METRICS = (
+    "recall@10",
+    "recall@20",
+    "all_gold@20",
+    "mrr",
+    "ndcg@10",
+    "fact_recall@8k",
+    "note_recall@8k",
+    "precision@8k",
+    "current_first",
+)
 
 
 @dataclass
@@ -71,40 +80,68 @@ Mode = Callable[[str, int], ModeOutput]
 
 def hybrid_mode(index: SearchIndex, embedder: Embedder | None, fusion: FusionConfig | None = None) -> Mode:
     """Top 20 notes, each with its best chunks in full, in rank order (`fusion` picks the legs and weights)."""
+
     def run(question: str, budget: int) -> ModeOutput:
         t0 = time.perf_counter()
         res = hybrid_search(index, embedder, question, k=DEPTH_NOTES, filters=LOCAL, fusion=fusion)
         latency = (time.perf_counter() - t0) * 1e3
-        blocks = [ContextBlock(r["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}")
-                  for r in res["results"] for c in r["chunks"]]
+        blocks = [
+            ContextBlock(r["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}")
+            for r in res["results"]
+            for c in r["chunks"]
+        ]
         top = res["results"][0]["score"] if res["results"] else None
-        return ModeOutput([r["path"] for r in res["results"]], pack_budget(blocks, budget), top, latency,
-                          res["timing"]["search_ms"])
+        return ModeOutput(
+            [r["path"] for r in res["results"]], pack_budget(blocks, budget), top, latency, res["timing"]["search_ms"]
+        )
+
     return run
 
 
-def graph_mode(store: Store, embedder: Embedder | None, preset: str = "default", mode: str = "graph",
-               current: bool = False, today: dt.date | None = None) -> Mode:
+def graph_mode(
+    store: Store,
+    embedder: Embedder | None,
+    preset: str = "default",
+    mode: str = "graph",
+    current: bool = False,
+    today: dt.date | None = None,
+) -> Mode:
     """Graph search's ranked notes; graph lines first (within their share), then the chunks. `current` leaves
     outdated claims out of the lines (kb search --current); `today` anchors the questions' relative dates."""
+
     def run(question: str, budget: int) -> ModeOutput:
         t0 = time.perf_counter()
-        res = run_search(store, embedder, question, mode=mode, k=DEPTH_NOTES, filters=LOCAL, preset=preset,
-                         current=current, today=today)
+        res = run_search(
+            store,
+            embedder,
+            question,
+            mode=mode,
+            k=DEPTH_NOTES,
+            filters=LOCAL,
+            preset=preset,
+            current=current,
+            today=today,
+        )
         latency = (time.perf_counter() - t0) * 1e3
         lines = [ContextBlock(ln["path"], ln["text"]) for ln in res.get("graph", {}).get("lines", [])]
-        chunks = [ContextBlock(r["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}")
-                  for r in res["results"] for c in r["chunks"]]
+        chunks = [
+            ContextBlock(r["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}")
+            for r in res["results"]
+            for c in r["chunks"]
+        ]
         top = res["results"][0]["score"] if res["results"] else None
         timing = res["timing"]
         search_ms = timing.get("search_ms", 0.0) + timing.get("graph_ms", 0.0)
-        return ModeOutput([r["path"] for r in res["results"]], pack_budget(lines + chunks, budget), top, latency,
-                          search_ms)
+        return ModeOutput(
+            [r["path"] for r in res["results"]], pack_budget(lines + chunks, budget), top, latency, search_ms
+        )
+
     return run
 
 
 def flat_mode(index: SearchIndex, embedder: Embedder | None) -> Mode:
     """Fused chunks as they rank, packed to the budget the richer mode used."""
+
     def run(question: str, budget: int) -> ModeOutput:
         t0 = time.perf_counter()
         res = flat_chunks(index, embedder, question, limit=200, filters=LOCAL)
@@ -113,20 +150,29 @@ def flat_mode(index: SearchIndex, embedder: Embedder | None) -> Mode:
         ranked = list(dict.fromkeys(c["path"] for c in res["chunks"]))
         timing = res["timing"]
         top = res["chunks"][0]["score"] if res["chunks"] else None
-        return ModeOutput(ranked, pack_budget(blocks, budget), top, latency,
-                          timing["keyword_ms"] + timing["vector_ms"] + timing["fuse_ms"])
+        return ModeOutput(
+            ranked,
+            pack_budget(blocks, budget),
+            top,
+            latency,
+            timing["keyword_ms"] + timing["vector_ms"] + timing["fuse_ms"],
+        )
+
     return run
 
 
 def naive_mode(naive: NaiveIndex) -> Mode:
     """The windowed baseline: top 20 notes, each with its best 3 windows, in rank order."""
+
     def run(question: str, budget: int) -> ModeOutput:
         t0 = time.perf_counter()
         hits = naive.search(question, DEPTH_NOTES)
         latency = (time.perf_counter() - t0) * 1e3
         blocks = [ContextBlock(h.path, w.text) for h in hits for w in h.windows[:3]]
-        return ModeOutput([h.path for h in hits], pack_budget(blocks, budget), hits[0].score if hits else None,
-                          latency, latency)
+        return ModeOutput(
+            [h.path for h in hits], pack_budget(blocks, budget), hits[0].score if hits else None, latency, latency
+        )
+
     return run
 
 
@@ -136,19 +182,36 @@ def score(q: Question, mode: str, out: ModeOutput) -> Row:
     ctx = context_text(out.blocks)
     found = facts_found(ctx, q.quotes())
     metrics: dict[str, float | None] = {
-        "recall@10": recall_at(out.ranked, gold, 10), "recall@20": recall_at(out.ranked, gold, 20),
-        "all_gold@20": all_gold_at(out.ranked, gold, 20), "mrr": mrr(out.ranked, gold),
+        "recall@10": recall_at(out.ranked, gold, 10),
+        "recall@20": recall_at(out.ranked, gold, 20),
+        "all_gold@20": all_gold_at(out.ranked, gold, 20),
+        "mrr": mrr(out.ranked, gold),
         "ndcg@10": ndcg_at(out.ranked, gold, 10),
         "fact_recall@8k": sum(found) / len(found) if found else math.nan,
-        "note_recall@8k": note_recall_in(out.blocks, gold), "precision@8k": precision_in(out.blocks, gold),
+        "note_recall@8k": note_recall_in(out.blocks, gold),
+        "precision@8k": precision_in(out.blocks, gold),
         "current_first": current_first(out.ranked, q.current_path, q.distractors),
     }
-    return Row(q.id, q.category, mode, metrics, found, sum(count_tokens(b.text) for b in out.blocks),
-               round(out.latency_ms, 2), round(out.search_ms, 2), out.ranked[:5], out.top_score)
+    return Row(
+        q.id,
+        q.category,
+        mode,
+        metrics,
+        found,
+        sum(count_tokens(b.text) for b in out.blocks),
+        round(out.latency_ms, 2),
+        round(out.search_ms, 2),
+        out.ranked[:5],
+        out.top_score,
+    )
 
 
-def run_modes(questions: Sequence[Question], modes: dict[str, Mode], budget: int = BUDGET,
-              advance: Callable[[int], None] | None = None) -> list[Row]:
+def run_modes(
+    questions: Sequence[Question],
+    modes: dict[str, Mode],
+    budget: int = BUDGET,
+    advance: Callable[[int], None] | None = None,
+) -> list[Row]:
     """Each question under each mode; the flat arm gets the token count of the first richer mode."""
     rows: list[Row] = []
     richer = [m for m in modes if m != "flat"]
@@ -167,5 +230,12 @@ def run_modes(questions: Sequence[Question], modes: dict[str, Mode], budget: int
 
 
 def rows_json(rows: Sequence[Row]) -> list[dict[str, Any]]:
-    return [{**r.__dict__, "metrics": {k: (None if v is None or (isinstance(v, float) and math.isnan(v)) else v)
-                                       for k, v in r.metrics.items()}} for r in rows]
+    return [
+        {
+            **r.__dict__,
+            "metrics": {
+                k: (None if v is None or (isinstance(v, float) and math.isnan(v)) else v) for k, v in r.metrics.items()
+            },
+        }
+        for r in rows
+    ]

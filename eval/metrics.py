@@ -153,9 +153,7 @@ def precision_in(blocks: Sequence[ContextBlock], gold: Mapping[str, int]) -> flo
     return gold_tokens / total if total else math.nan
 
 
-def current_first(
-    ranked: Sequence[str], current_path: str | None, distractors: Sequence[str]
-) -> float | None:
+def current_first(ranked: Sequence[str], current_path: str | None, distractors: Sequence[str]) -> float | None:
     """1.0 if current_path ranks above every ranked distractor, else 0.0; None without current/distractors.
 
     A distractor absent from the ranking counts as below; an absent current_path scores 0.0.

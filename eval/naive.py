@@ -25,7 +25,8 @@ TOKEN = re.compile(r"\w+", re.UNICODE)
 STOP = frozenset(
     "a an and are as at be been but by can could did do does for from had has have he her his how i if in into "
     "is it its me my no not of on or our she so such than that the their them then there these they this to "
-    "us was we were what when where which who whom whose why will with would you your".split())
+    "us was we were what when where which who whom whose why will with would you your".split()
+)
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ def windows(path: str, body: str, size: int = WINDOW, stride: int = STRIDE) -> l
     words = body.split()
     out = []
     for start in range(0, max(len(words), 1), stride):
-        out.append(Window(path, path + "\n" + " ".join(words[start:start + size])))
+        out.append(Window(path, path + "\n" + " ".join(words[start : start + size])))
         if start + size >= len(words):
             break
     return out

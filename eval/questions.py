@@ -23,7 +23,14 @@ CATEGORIES: tuple[str, ...] = (
 SPLITS: tuple[str, ...] = ("dev", "test")
 GRADES: tuple[int, ...] = (1, 2)
 _REQUIRED: tuple[str, ...] = (
-    "id", "category", "split", "question", "gold_notes", "distractors", "key_facts", "answer",
+    "id",
+    "category",
+    "split",
+    "question",
+    "gold_notes",
+    "distractors",
+    "key_facts",
+    "answer",
 )
 _OPTIONAL: tuple[str, ...] = ("current_path",)
 

@@ -10,8 +10,16 @@ from eval.harness import METRICS, Row
 from eval.metrics import percentile
 from eval.stats import mcnemar, paired_compare
 
-TABLE_METRICS = ("recall@10", "recall@20", "ndcg@10", "mrr", "fact_recall@8k", "note_recall@8k", "precision@8k",
-                 "current_first")
+TABLE_METRICS = (
+    "recall@10",
+    "recall@20",
+    "ndcg@10",
+    "mrr",
+    "fact_recall@8k",
+    "note_recall@8k",
+    "precision@8k",
+    "current_first",
+)
 
 
 def mean(values: Sequence[float | None]) -> float:
@@ -29,8 +37,7 @@ def by(rows: Sequence[Row], mode: str, category: str | None = None) -> list[Row]
 
 def category_table(rows: Sequence[Row], modes: Sequence[str]) -> list[str]:
     cats = sorted({r.category for r in rows})
-    out = ["| category | n | mode | " + " | ".join(TABLE_METRICS) + " |",
-           "|---|---|---|" + "---|" * len(TABLE_METRICS)]
+    out = ["| category | n | mode | " + " | ".join(TABLE_METRICS) + " |", "|---|---|---|" + "---|" * len(TABLE_METRICS)]
     for cat in [*cats, None]:
         for mode in modes:
             sel = by(rows, mode, cat)
@@ -50,8 +57,9 @@ def paired_table(rows: Sequence[Row], base: str, other: str) -> list[str]:
     full = [(all(a_rows[q].facts), all(b_rows[q].facts)) for q in qids if a_rows[q].facts]
     b = sum(1 for x, y in full if x and not y)
     c = sum(1 for x, y in full if y and not x)
-    out.append(f"\nMcNemar (all key facts within 8k tokens): {other} only {b}, {base} only {c}, "
-               f"exact p = {mcnemar(b, c):.4f}")
+    out.append(
+        f"\nMcNemar (all key facts within 8k tokens): {other} only {b}, {base} only {c}, exact p = {mcnemar(b, c):.4f}"
+    )
     return out
 
 
@@ -64,16 +72,20 @@ def latency_table(rows: Sequence[Row], modes: Sequence[str]) -> list[str]:
     for mode in modes:
         lat = [r.latency_ms for r in by(rows, mode)]
         srch = [r.search_ms for r in by(rows, mode)]
-        out.append(f"| {mode} | {percentile(lat, 50):.0f} | {percentile(lat, 95):.0f} | "
-                   f"{percentile(srch, 50):.0f} | {percentile(srch, 95):.0f} |")
+        out.append(
+            f"| {mode} | {percentile(lat, 50):.0f} | {percentile(lat, 95):.0f} | "
+            f"{percentile(srch, 50):.0f} | {percentile(srch, 95):.0f} |"
+        )
     return out
 
 
 def unanswerable(rows: Sequence[Row]) -> list[str]:
     sel = [r for r in rows if r.category == "unanswerable"]
     out = ["| question | mode | top score | top notes |", "|---|---|---|---|"]
-    out += [f"| {r.qid} | {r.mode} | {r.top_score if r.top_score is not None else '–'} | {', '.join(r.top[:3])} |"
-            for r in sel]
+    out += [
+        f"| {r.qid} | {r.mode} | {r.top_score if r.top_score is not None else '–'} | {', '.join(r.top[:3])} |"
+        for r in sel
+    ]
     return out if sel else []
 
 
@@ -83,12 +95,20 @@ def markdown(rows: Sequence[Row], modes: Sequence[str], header: dict[str, Any]) 
     lines += ["", "## By category", "", *category_table(rows, modes), ""]
     for other in modes[1:]:
         lines += [f"## {other} vs {modes[0]} (paired, per question)", "", *paired_table(rows, modes[0], other), ""]
-    lines += ["## Latency (whole call, including the question embedding; and search only)", "",
-              *latency_table(rows, modes), ""]
+    lines += [
+        "## Latency (whole call, including the question embedding; and search only)",
+        "",
+        *latency_table(rows, modes),
+        "",
+    ]
     if unanswerable(rows):
         lines += ["## Unanswerable questions (for a future abstention threshold)", "", *unanswerable(rows), ""]
-    lines += ["## Key facts per question", "", "| question | " + " | ".join(modes) + " |",
-              "|---|" + "---|" * len(modes)]
+    lines += [
+        "## Key facts per question",
+        "",
+        "| question | " + " | ".join(modes) + " |",
+        "|---|" + "---|" * len(modes),
+    ]
     for qid in sorted({r.qid for r in rows}):
         cells = []
         for mode in modes:
@@ -101,6 +121,7 @@ def markdown(rows: Sequence[Row], modes: Sequence[str], header: dict[str, Any]) 
 def charts(rows: Sequence[Row], modes: Sequence[str], out: Path) -> list[Path]:
     """Per-category bars for each metric by mode, and the latency distribution, as PNGs."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -110,8 +131,9 @@ def charts(rows: Sequence[Row], modes: Sequence[str], out: Path) -> list[Path]:
         width = 0.8 / max(len(modes), 1)
         for i, mode in enumerate(modes):
             vals = [mean([r.metrics[metric] for r in by(rows, mode, c)]) for c in cats]
-            ax.bar([x + i * width for x in range(len(cats))], [0 if math.isnan(v) else v for v in vals],
-                   width, label=mode)
+            ax.bar(
+                [x + i * width for x in range(len(cats))], [0 if math.isnan(v) else v for v in vals], width, label=mode
+            )
         ax.set_title(metric)
         ax.set_xticks([x + width * (len(modes) - 1) / 2 for x in range(len(cats))], cats, rotation=30, ha="right")
         ax.set_ylim(0, 1.05)

@@ -19,9 +19,9 @@ from kb.tokens import count_tokens
 
 RETRIES = 5
 DEFAULT_MODEL = DEFAULT_EXTRACTOR.partition(":")[2]
-ANSWER_TOKENS = 4096     # the longest extraction answer kb accepts
-THINKING_TOKENS = 8192   # room for adaptive thinking, which counts toward max_tokens (billed only when used)
-EXTRACT_EFFORT = "low"   # extraction copies what a passage states: the lowest effort the model accepts
+ANSWER_TOKENS = 4096  # the longest extraction answer kb accepts
+THINKING_TOKENS = 8192  # room for adaptive thinking, which counts toward max_tokens (billed only when used)
+EXTRACT_EFFORT = "low"  # extraction copies what a passage states: the lowest effort the model accepts
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,13 @@ class Extractor(Protocol):
     def complete(self, system: str, message: str, schema: dict[str, Any]) -> tuple[dict[str, Any], Usage]: ...
 
 
-def _retry(call: Callable[[], Any], transient: tuple[type[BaseException], ...], backoff: float,
-           hint: Callable[[BaseException], float | None] = lambda exc: None,
-           sleep: Callable[[float], None] = time.sleep) -> Any:
+def _retry(
+    call: Callable[[], Any],
+    transient: tuple[type[BaseException], ...],
+    backoff: float,
+    hint: Callable[[BaseException], float | None] = lambda exc: None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Any:
     """Retry transient failures with exponential backoff; a server's `retry-after` (via `hint`) wins."""
     delay = backoff
     for attempt in range(RETRIES):
@@ -79,26 +83,36 @@ def _parse_json(text: str) -> dict[str, Any]:
 def known_model(model: str) -> Model:
     """The capability entry, or a one-line error naming the models kb knows."""
     if model.startswith(RETIRED):
-        raise ConfigError(f"extractor model {model!r} is retired: set extractor = \"{DEFAULT_EXTRACTOR}\" "
-                          "in the kb config")
+        raise ConfigError(
+            f'extractor model {model!r} is retired: set extractor = "{DEFAULT_EXTRACTOR}" in the kb config'
+        )
     entry = model_entry(model)
     if entry is None:
-        raise ConfigError(f"extractor model {model!r} is not in kb's capability table (extract/capabilities.py): "
-                          f"use one of {', '.join(MODELS)}")
+        raise ConfigError(
+            f"extractor model {model!r} is not in kb's capability table (extract/capabilities.py): "
+            f"use one of {', '.join(MODELS)}"
+        )
     return entry
 
 
-def request_params(entry: Model, model: str, system: str, message: str, schema: dict[str, Any],
-                   effort: str | None = EXTRACT_EFFORT) -> dict[str, Any]:
+def request_params(
+    entry: Model, model: str, system: str, message: str, schema: dict[str, Any], effort: str | None = EXTRACT_EFFORT
+) -> dict[str, Any]:
     """The Messages API parameters for one call: optional ones only where the model takes them; the schema
     through the SDK's `transform_schema` (unsupported limits become descriptions; kb validates them locally)."""
     import anthropic
+
     config: dict[str, Any] = {"format": {"type": "json_schema", "schema": anthropic.transform_schema(schema)}}
     if effort and effort in entry.effort:
         config["effort"] = effort
     budget = ANSWER_TOKENS + (THINKING_TOKENS if entry.thinking == "adaptive" else 0)
-    return {"model": model, "max_tokens": min(budget, entry.max_output), "system": system,
-            "messages": [{"role": "user", "content": message}], "output_config": config}
+    return {
+        "model": model,
+        "max_tokens": min(budget, entry.max_output),
+        "system": system,
+        "messages": [{"role": "user", "content": message}],
+        "output_config": config,
+    }
 
 
 def parse_message(model: str, max_tokens: int, resp: Any) -> tuple[dict[str, Any], Usage]:
@@ -118,9 +132,18 @@ class AnthropicExtractor:
 
     remote = True
 
-    def __init__(self, model: str, api_key: str, base_url: str | None = None, timeout: float = 120.0,
-                 backoff: float = 1.0, effort: str | None = EXTRACT_EFFORT, ask_models_api: bool = False) -> None:
+    def __init__(
+        self,
+        model: str,
+        api_key: str,
+        base_url: str | None = None,
+        timeout: float = 120.0,
+        backoff: float = 1.0,
+        effort: str | None = EXTRACT_EFFORT,
+        ask_models_api: bool = False,
+    ) -> None:
         import anthropic
+
         self.anthropic = anthropic
         self.entry = known_model(model)
         self.model = model
@@ -138,16 +161,22 @@ class AnthropicExtractor:
         except self.anthropic.AnthropicError:
             return entry
         if info.lifecycle == "retired":
-            raise ConfigError(f"extractor model {self.model!r} is retired: set extractor = "
-                              f"\"{DEFAULT_EXTRACTOR}\" in the kb config")
+            raise ConfigError(
+                f'extractor model {self.model!r} is retired: set extractor = "{DEFAULT_EXTRACTOR}" in the kb config'
+            )
         caps = info.capabilities
         if caps is None:
             return entry
         effort = caps.effort
-        levels = tuple(lvl for lvl in ("low", "medium", "high", "max")
-                       if effort.supported and getattr(effort, lvl).supported)
-        return replace(entry, effort=levels, max_output=info.max_tokens or entry.max_output,
-                       structured_outputs=caps.structured_outputs.supported)
+        levels = tuple(
+            lvl for lvl in ("low", "medium", "high", "max") if effort.supported and getattr(effort, lvl).supported
+        )
+        return replace(
+            entry,
+            effort=levels,
+            max_output=info.max_tokens or entry.max_output,
+            structured_outputs=caps.structured_outputs.supported,
+        )
 
     def params(self, system: str, message: str, schema: dict[str, Any]) -> dict[str, Any]:
         return request_params(self.entry, self.model, system, message, schema, self.effort)
@@ -176,8 +205,10 @@ class AnthropicExtractor:
         try:
             return _retry(lambda: _stop_on_spend_limit(a, call), transient, self.backoff, _retry_after)
         except _SpendLimit as exc:
-            raise FatalExtractError(f"Anthropic stopped the run: spend limit or credit balance reached "
-                                    f"({_short(str(exc))}): raise the limit, then run kb refresh again") from exc
+            raise FatalExtractError(
+                f"Anthropic stopped the run: spend limit or credit balance reached "
+                f"({_short(str(exc))}): raise the limit, then run kb refresh again"
+            ) from exc
         except transient as exc:
             raise ExtractError(f"Anthropic kept failing after {RETRIES} tries: {type(exc).__name__}") from exc
         except a.APIStatusError as exc:
@@ -187,15 +218,20 @@ class AnthropicExtractor:
         """401/403/404/400 stop the run (nothing after would succeed); 413 and others fail one item."""
         said = _api_message(exc)
         if exc.status_code in (401, 403):
-            return FatalExtractError(f"Anthropic refused the API key ({exc.status_code}: {said}): set "
-                                     "ANTHROPIC_API_KEY to a valid key")
+            return FatalExtractError(
+                f"Anthropic refused the API key ({exc.status_code}: {said}): set ANTHROPIC_API_KEY to a valid key"
+            )
         if exc.status_code == 404:
-            return FatalExtractError(f"Anthropic answered 404 for model {self.model!r} ({said}): set extractor = "
-                                     f"\"{DEFAULT_EXTRACTOR}\" in the kb config")
+            return FatalExtractError(
+                f"Anthropic answered 404 for model {self.model!r} ({said}): set extractor = "
+                f'"{DEFAULT_EXTRACTOR}" in the kb config'
+            )
         if exc.status_code == 400:
-            return FatalExtractError(f"Anthropic refused kb's request to {self.model} (400: {said}): kb's "
-                                     f"request does not fit this model; pick another in extract/capabilities.py "
-                                     f"or report it ({ERRORS_DOC})")
+            return FatalExtractError(
+                f"Anthropic refused kb's request to {self.model} (400: {said}): kb's "
+                f"request does not fit this model; pick another in extract/capabilities.py "
+                f"or report it ({ERRORS_DOC})"
+            )
         return ExtractError(f"Anthropic rejected the request ({exc.status_code}: {said})")
 
 
@@ -211,8 +247,12 @@ class _SpendLimit(Exception):
     """Out of credit or over a spend limit (HTTP 400, 402 or 429): stop the run, never retry."""
 
 
-_SPEND_CODES = {"enforced_spend_limit_reached", "contract_spend_limit_reached",
-                "linked_organization_spend_limit_reached", "linked_organization_billing_unavailable"}
+_SPEND_CODES = {
+    "enforced_spend_limit_reached",
+    "contract_spend_limit_reached",
+    "linked_organization_spend_limit_reached",
+    "linked_organization_billing_unavailable",
+}
 
 
 def _stop_on_spend_limit(a: Any, call: Callable[[], Any]) -> Any:
@@ -220,9 +260,14 @@ def _stop_on_spend_limit(a: Any, call: Callable[[], Any]) -> Any:
         return call()
     except a.APIStatusError as exc:
         text = str(exc).lower()
-        if (exc.status_code == 402 or getattr(exc, "error_code", None) in _SPEND_CODES
-                or (exc.status_code in (400, 429) and any(w in text for w in ("credit balance", "spend limit",
-                                                                               "usage limits", "billing")))):
+        if (
+            exc.status_code == 402
+            or getattr(exc, "error_code", None) in _SPEND_CODES
+            or (
+                exc.status_code in (400, 429)
+                and any(w in text for w in ("credit balance", "spend limit", "usage limits", "billing"))
+            )
+        ):
             raise _SpendLimit(str(exc)) from exc
         raise
 
@@ -248,6 +293,7 @@ class OllamaExtractor:
 
     def __init__(self, model: str, host: str, timeout: float = 300.0, backoff: float = 1.0) -> None:
         import ollama
+
         self.ollama = ollama
         self.model = model
         self.host = host
@@ -258,25 +304,33 @@ class OllamaExtractor:
 
     def complete(self, system: str, message: str, schema: dict[str, Any]) -> tuple[dict[str, Any], Usage]:
         import httpx
+
         options = {"temperature": 0, "num_ctx": context_for(system, message, schema)}
 
         def call() -> Any:
             try:
-                return self.client.chat(model=self.model, format=schema, options=options,
-                                        messages=[{"role": "system", "content": system},
-                                                  {"role": "user", "content": message}])
+                return self.client.chat(
+                    model=self.model,
+                    format=schema,
+                    options=options,
+                    messages=[{"role": "system", "content": system}, {"role": "user", "content": message}],
+                )
             except self.ollama.ResponseError as exc:
                 if exc.status_code >= 500 or exc.status_code == 429:
                     raise _Busy(str(exc.error)) from exc
                 raise
+
         try:
             resp = _retry(call, (httpx.TransportError, ConnectionError, _Busy), self.backoff)
         except self.ollama.ResponseError as exc:
             if exc.status_code == 404:
-                raise FatalExtractError(f"Ollama at {self.host} has no model {self.model!r}: "
-                                        f"run `ollama pull {self.model}`") from exc
-            raise FatalExtractError(f"Ollama refused kb's request ({exc.status_code}: {_short(str(exc.error))}): "
-                                    "update Ollama (kb needs 0.5 or newer for a JSON-schema format)") from exc
+                raise FatalExtractError(
+                    f"Ollama at {self.host} has no model {self.model!r}: run `ollama pull {self.model}`"
+                ) from exc
+            raise FatalExtractError(
+                f"Ollama refused kb's request ({exc.status_code}: {_short(str(exc.error))}): "
+                "update Ollama (kb needs 0.5 or newer for a JSON-schema format)"
+            ) from exc
         except _Busy as exc:
             raise ExtractError(f"Ollama kept failing after {RETRIES} tries: {exc}") from exc
         except (httpx.TransportError, ConnectionError) as exc:

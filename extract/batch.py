@@ -74,15 +74,22 @@ class BatchQueue:
         """Create batches for `jobs` ({key, kind, version, system, message, schema, source}); their ids."""
         ids = []
         for start in range(0, len(jobs), MAX_REQUESTS):
-            part = jobs[start:start + MAX_REQUESTS]
+            part = jobs[start : start + MAX_REQUESTS]
             path = self.folder / f"{int(time.time() * 1000)}-{part[0]['key'][:12]}.json"
-            state = {"id": None, "intent_at": time.time(), "model": self.extractor.model,
-                     "jobs": {j["key"]: {k: j[k] for k in ("kind", "version", "source")} for j in part}}
+            state = {
+                "id": None,
+                "intent_at": time.time(),
+                "model": self.extractor.model,
+                "jobs": {j["key"]: {k: j[k] for k in ("kind", "version", "source")} for j in part},
+            }
             _write(path, state)
-            requests = [{"custom_id": j["key"], "params": self.extractor.params(j["system"], j["message"],
-                                                                                 j["schema"])} for j in part]
-            batch = self.extractor.call(lambda: self.extractor.client.messages.batches.create(  # run now
-                requests=requests))  # type: ignore[arg-type]  # noqa: B023
+            requests = [
+                {"custom_id": j["key"], "params": self.extractor.params(j["system"], j["message"], j["schema"])}
+                for j in part
+            ]
+            batch = self.extractor.call(
+                lambda: self.extractor.client.messages.batches.create(requests=requests)  # type: ignore[arg-type]  # noqa: B023 - run now
+            )
             _write(path, {**state, "id": batch.id})
             ids.append(str(batch.id))
         return ids
@@ -97,7 +104,8 @@ class BatchQueue:
                 continue
             try:
                 batch = self.extractor.call(  # the call runs within this iteration
-                    lambda: self.extractor.client.messages.batches.retrieve(batch_id))  # noqa: B023
+                    lambda: self.extractor.client.messages.batches.retrieve(batch_id)  # noqa: B023
+                )
             except FatalExtractError:
                 raise
             except ExtractError:
@@ -118,13 +126,15 @@ class BatchQueue:
         for b in page.data:
             counts = b.request_counts
             total = counts.processing + counts.succeeded + counts.errored + counts.canceled + counts.expired
-            if (b.id not in claimed and total == len(state["jobs"])
-                    and b.created_at.timestamp() >= state["intent_at"] - 120):
+            if (
+                b.id not in claimed
+                and total == len(state["jobs"])
+                and b.created_at.timestamp() >= state["intent_at"] - 120
+            ):
                 return str(b.id)
         return None
 
-    def _store(self, batch_id: str, state: dict[str, Any], models: dict[str, type[BaseModel]],
-               out: Collected) -> None:
+    def _store(self, batch_id: str, state: dict[str, Any], models: dict[str, type[BaseModel]], out: Collected) -> None:
         results = self.extractor.call(lambda: list(self.extractor.client.messages.batches.results(batch_id)))
         for item in results:
             job = state["jobs"].get(item.custom_id)
@@ -138,12 +148,24 @@ class BatchQueue:
                 raw, usage = parse_message(self.extractor.model, self.extractor.max_tokens, msg)
                 result = models[job["kind"]].model_validate(raw).model_dump()
             except (ExtractError, ValidationError) as exc:
-                out.failed.append({"path": job["source"].get("path", ""), "key": item.custom_id,
-                                   "error": str(exc).splitlines()[0][:200]})
+                out.failed.append(
+                    {
+                        "path": job["source"].get("path", ""),
+                        "key": item.custom_id,
+                        "error": str(exc).splitlines()[0][:200],
+                    }
+                )
                 continue
-            self.cache.put(item.custom_id, {"kind": job["kind"], "model": self.extractor.model,
-                                            "source": job["source"], "result": result, "batch": batch_id,
-                                            "prompt_version": job["version"],
-                                            "usage": {"input_tokens": usage.input_tokens,
-                                                      "output_tokens": usage.output_tokens}})
+            self.cache.put(
+                item.custom_id,
+                {
+                    "kind": job["kind"],
+                    "model": self.extractor.model,
+                    "source": job["source"],
+                    "result": result,
+                    "batch": batch_id,
+                    "prompt_version": job["version"],
+                    "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+                },
+            )
             out.stored += 1

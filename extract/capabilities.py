@@ -40,31 +40,45 @@ class Model:
     id: str
     doc: str
     max_output: int
-    effort: tuple[str, ...]          # accepted output_config.effort levels; () = the parameter is refused
-    thinking: str                    # "adaptive" (on by default, billed as output) | "none" (off unless asked)
-    sampling: bool                   # temperature / top_p / top_k accepted
-    budget_tokens: bool              # thinking.budget_tokens accepted
+    effort: tuple[str, ...]  # accepted output_config.effort levels; () = the parameter is refused
+    thinking: str  # "adaptive" (on by default, billed as output) | "none" (off unless asked)
+    sampling: bool  # temperature / top_p / top_k accepted
+    budget_tokens: bool  # thinking.budget_tokens accepted
     structured_outputs: bool
-    tokenizer_factor: float          # tokens per cl100k token for the same text
+    tokenizer_factor: float  # tokens per cl100k token for the same text
     prices: Prices
 
 
 BATCH_DISCOUNT = 0.5  # Message Batches: half of every price, input, output and cache (BATCH_DOC)
 
-MODELS: dict[str, Model] = {m.id: m for m in (
-    # https://platform.claude.com/docs/en/models/haiku-5-5/overview and .../haiku-5-5/migration-guide:
-    # effort low..max (default medium), adaptive thinking on by default, sampling and budget_tokens refused,
-    # 128K output, the newer tokenizer counts ~30% more tokens than Haiku 4.5's
-    Model("claude-haiku-5-5", f"{DOCS}/models/haiku-5-5/overview", 128_000, ("low", "medium", "high", "max"),
-          "adaptive", False, False, True, 1.30,
-          Prices(0.10, 0.50, 0.125, 0.01, long_from=100_000, long_input=0.50, long_output=2.50)),
-    # https://platform.claude.com/docs/en/about-claude/models/overview: 64K output, no effort parameter
-    # (EFFORT_DOC lists the models that take it), extended thinking only when asked for with budget_tokens
-    Model("claude-haiku-4-5", MODELS_DOC, 64_000, (), "none", True, True, True, 1.0,
-          Prices(1.00, 5.00, 1.25, 0.10)),
-    Model("claude-sonnet-4-5", MODELS_DOC, 64_000, (), "none", True, True, True, 1.0,
-          Prices(3.00, 15.00, 3.75, 0.30)),
-)}
+MODELS: dict[str, Model] = {
+    m.id: m
+    for m in (
+        # https://platform.claude.com/docs/en/models/haiku-5-5/overview and .../haiku-5-5/migration-guide:
+        # effort low..max (default medium), adaptive thinking on by default, sampling and budget_tokens refused,
+        # 128K output, the newer tokenizer counts ~30% more tokens than Haiku 4.5's
+        Model(
+            "claude-haiku-5-5",
+            f"{DOCS}/models/haiku-5-5/overview",
+            128_000,
+            ("low", "medium", "high", "max"),
+            "adaptive",
+            False,
+            False,
+            True,
+            1.30,
+            Prices(0.10, 0.50, 0.125, 0.01, long_from=100_000, long_input=0.50, long_output=2.50),
+        ),
+        # https://platform.claude.com/docs/en/about-claude/models/overview: 64K output, no effort parameter
+        # (EFFORT_DOC lists the models that take it), extended thinking only when asked for with budget_tokens
+        Model(
+            "claude-haiku-4-5", MODELS_DOC, 64_000, (), "none", True, True, True, 1.0, Prices(1.00, 5.00, 1.25, 0.10)
+        ),
+        Model(
+            "claude-sonnet-4-5", MODELS_DOC, 64_000, (), "none", True, True, True, 1.0, Prices(3.00, 15.00, 3.75, 0.30)
+        ),
+    )
+}
 DEARER = "claude-sonnet-4-5"  # an unknown model is priced at the dearer tier: overstate, never understate
 # Retired, so refused before any call (https://platform.claude.com/docs/en/about-claude/model-deprecations)
 RETIRED = ("claude-3-haiku", "claude-3-5-haiku")
@@ -93,7 +107,16 @@ def usd(model_id: str, input_tokens: int, output_tokens: int, batch: bool = Fals
 
 def price_rows() -> list[dict[str, object]]:
     """The price table as rows (README, `kb extract models`)."""
-    return [{"model": m.id, "input": m.prices.input, "output": m.prices.output,
-             "batch_input": m.prices.input * BATCH_DISCOUNT, "batch_output": m.prices.output * BATCH_DISCOUNT,
-             "cache_write_5m": m.prices.cache_write_5m, "cache_read": m.prices.cache_read, "doc": m.doc}
-            for m in MODELS.values()]
+    return [
+        {
+            "model": m.id,
+            "input": m.prices.input,
+            "output": m.prices.output,
+            "batch_input": m.prices.input * BATCH_DISCOUNT,
+            "batch_output": m.prices.output * BATCH_DISCOUNT,
+            "cache_write_5m": m.prices.cache_write_5m,
+            "cache_read": m.prices.cache_read,
+            "doc": m.doc,
+        }
+        for m in MODELS.values()
+    ]

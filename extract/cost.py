@@ -40,8 +40,7 @@ class Estimate:
     per_folder: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def add(self, folder: str, input_tokens: int, output_tokens: int, usd: float) -> None:
-        row = self.per_folder.setdefault(folder or "/", {"calls": 0, "input_tokens": 0, "output_tokens": 0,
-                                                          "usd": 0.0})
+        row = self.per_folder.setdefault(folder or "/", {"calls": 0, "input_tokens": 0, "output_tokens": 0, "usd": 0.0})
         row["calls"] += 1
         row["input_tokens"] += input_tokens
         row["output_tokens"] += output_tokens
@@ -57,8 +56,11 @@ class Estimate:
 
     def lines(self) -> list[str]:
         mode = ", batch: half price" if self.batch else ""
-        out = [f"  {f:<40} {int(r['calls']):>6} calls {int(r['input_tokens']):>10,} in {int(r['output_tokens']):>9,} "
-               f"out ~${r['usd']:.2f}" for f, r in sorted(self.per_folder.items())]
+        out = [
+            f"  {f:<40} {int(r['calls']):>6} calls {int(r['input_tokens']):>10,} in {int(r['output_tokens']):>9,} "
+            f"out ~${r['usd']:.2f}"
+            for f, r in sorted(self.per_folder.items())
+        ]
         out.append(f"  {'total':<40} {self.calls:>6} calls {'':>24}~${self.total_usd:.2f} ({self.model}{mode})")
         return out
 
@@ -69,8 +71,7 @@ def factor(model: str, remote: bool) -> float:
     return entry.tokenizer_factor if entry is not None and remote else 1.0
 
 
-def estimate(model: str, remote: bool, calls: list[Call], batch: bool = False,
-             scale: float | None = None) -> Estimate:
+def estimate(model: str, remote: bool, calls: list[Call], batch: bool = False, scale: float | None = None) -> Estimate:
     """Dollars for the calls; `scale` (the provider's count over the offline count) replaces the family factor."""
     est = Estimate(model, batch)
     f = scale if scale is not None else factor(model, remote)
@@ -83,13 +84,16 @@ def estimate(model: str, remote: bool, calls: list[Call], batch: bool = False,
     return est
 
 
-def check(est: Estimate, threshold: float, yes: bool, confirm: Callable[[str], bool] | None,
-          what: str = "Extraction") -> None:
+def check(
+    est: Estimate, threshold: float, yes: bool, confirm: Callable[[str], bool] | None, what: str = "Extraction"
+) -> None:
     """Go on, or stop before any paid call with the one-line way forward."""
     if est.total_usd <= threshold or yes:
         return
     question = f"{what} will cost about ${est.total_usd:.2f} ({est.calls} calls). Go ahead?"
     if confirm is not None and confirm(question):
         return
-    raise ConfigError(f"estimated ${est.total_usd:.2f} for {est.calls} calls is over the "
-                      f"${threshold:.2f} threshold: rerun with --yes (see it first with --dry-run)")
+    raise ConfigError(
+        f"estimated ${est.total_usd:.2f} for {est.calls} calls is over the "
+        f"${threshold:.2f} threshold: rerun with --yes (see it first with --dry-run)"
+    )

@@ -67,8 +67,13 @@ def candidates(entities: list[dict[str, Any]], min_similarity: float = 0.9, max_
                 blocks.setdefault(f"w:{w}", []).append(i)
             if len(words) == 1:
                 blocks.setdefault(f"p:{name[:4]}", []).append(i)
-        pairs = {(x, y) for block in blocks.values() if len(block) <= max_block
-                 for n, x in enumerate(block) for y in block[n + 1:]}
+        pairs = {
+            (x, y)
+            for block in blocks.values()
+            if len(block) <= max_block
+            for n, x in enumerate(block)
+            for y in block[n + 1 :]
+        }
         for x, y in sorted(pairs):
             why = _why(names[x], names[y], min_similarity)
             if why:
@@ -76,9 +81,14 @@ def candidates(entities: list[dict[str, Any]], min_similarity: float = 0.9, max_
     return sorted(out, key=lambda c: (c.a, c.b))
 
 
-def vector_candidates(entities: list[dict[str, Any]], vectors: Mapping[str, Sequence[float]],
-                      min_cosine: float = 0.9, only: set[str] | None = None, nearest: int = 3,
-                      block: int = 1024) -> list[Candidate]:
+def vector_candidates(
+    entities: list[dict[str, Any]],
+    vectors: Mapping[str, Sequence[float]],
+    min_cosine: float = 0.9,
+    only: set[str] | None = None,
+    nearest: int = 3,
+    block: int = 1024,
+) -> list[Candidate]:
     """Pairs in one namespace whose name vectors are close (cosine rounded to 4 places, so the same vectors
     always give the same pairs): each name with at most its `nearest` closest names, so a vault of look-alike
     names cannot flood the judge; with `only`, just the names in it are compared (with every name). People
@@ -98,7 +108,7 @@ def vector_candidates(entities: list[dict[str, Any]], vectors: Mapping[str, Sequ
         m = np.asarray([vectors[e["key"]] for e in items], dtype=np.float64)
         m /= np.clip(np.linalg.norm(m, axis=1, keepdims=True), 1e-12, None)
         for start in range(0, len(rows), block):
-            part = rows[start:start + block]
+            part = rows[start : start + block]
             sims = np.round(m[part] @ m.T, 4)
             for r, i in enumerate(part):
                 sims[r, i] = -1.0  # not itself
@@ -110,8 +120,12 @@ def vector_candidates(entities: list[dict[str, Any]], vectors: Mapping[str, Sequ
     return sorted(out, key=lambda c: (c.a, c.b))
 
 
-def remembered_vector_candidates(entities: list[dict[str, Any]], vectors: Callable[[], Mapping[str, Sequence[float]]],
-                                 identity: str, cache: ExtractionCache) -> list[Candidate]:
+def remembered_vector_candidates(
+    entities: list[dict[str, Any]],
+    vectors: Callable[[], Mapping[str, Sequence[float]]],
+    identity: str,
+    cache: ExtractionCache,
+) -> list[Candidate]:
     """Embedding candidates where only names never compared before are compared (against all names): the
     keys compared and the pairs found are kept in the cache per embedder, so a refresh of a large vault does
     not redo an all-pairs comparison, and one with no new name never asks for a vector."""
@@ -123,8 +137,15 @@ def remembered_vector_candidates(entities: list[dict[str, Any]], vectors: Callab
     if new:
         for c in vector_candidates(entities, vectors(), only=new):
             found.setdefault((c.a, c.b), c.why)
-        cache.put(key, {"kind": "dedupe-name-pairs", "embedder": identity, "keys": sorted(current),
-                        "pairs": [[a, b, why] for (a, b), why in sorted(found.items())]})
+        cache.put(
+            key,
+            {
+                "kind": "dedupe-name-pairs",
+                "embedder": identity,
+                "keys": sorted(current),
+                "pairs": [[a, b, why] for (a, b), why in sorted(found.items())],
+            },
+        )
     return [Candidate(a, b, why) for (a, b), why in sorted(found.items()) if a in current and b in current]
 
 
@@ -191,15 +212,27 @@ class Judge:
         except (ExtractError, ValueError):
             return None
         self.calls += 1
-        self.cache.put(key, {"kind": f"dedupe-{name}", "model": self.model, "prompt_version": DEDUPE_VERSION,
-                             "source": {"message": message}, "result": result.model_dump(),
-                             "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}})
+        self.cache.put(
+            key,
+            {
+                "kind": f"dedupe-{name}",
+                "model": self.model,
+                "prompt_version": DEDUPE_VERSION,
+                "source": {"message": message},
+                "result": result.model_dump(),
+                "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+            },
+        )
         return result
 
 
-def judged_merges(entities: list[dict[str, Any]], judge: Judge, remote: bool = True,
-                  vectors: Callable[[], Mapping[str, Sequence[float]]] | None = None, identity: str = ""
-                  ) -> tuple[list[tuple[str, str, str]], list[dict[str, Any]]]:
+def judged_merges(
+    entities: list[dict[str, Any]],
+    judge: Judge,
+    remote: bool = True,
+    vectors: Callable[[], Mapping[str, Sequence[float]]] | None = None,
+    identity: str = "",
+) -> tuple[list[tuple[str, str, str]], list[dict[str, Any]]]:
     """Merges both passes accepted (child, root, reason), and a log of every decision.
 
     A remote judge never sees an entity known only from private notes."""

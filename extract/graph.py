@@ -40,8 +40,10 @@ class KnowledgeRows:
     merges: list[dict[str, str]] = field(default_factory=list)
 
     def signature(self) -> str:
-        blob = json.dumps([self.entities, self.mentions, self.relationships, self.claims, self.claim_edges,
-                           self.described_by], sort_keys=True)
+        blob = json.dumps(
+            [self.entities, self.mentions, self.relationships, self.claims, self.claim_edges, self.described_by],
+            sort_keys=True,
+        )
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -50,13 +52,20 @@ def hub_threshold(chunk_count: int, override: int | None = None) -> int:
     return int(override) if override else min(300, max(5, math.ceil(chunk_count * 0.6)))
 
 
-def build_rows(results: dict[str, Extraction], chunks: dict[str, dict[str, Any]],
-               overrides: Overrides | None = None, canonical: tuple[str, ...] = CANONICAL_FOLDERS,
-               judged: list[tuple[str, str, str]] | None = None) -> KnowledgeRows:
+def build_rows(
+    results: dict[str, Extraction],
+    chunks: dict[str, dict[str, Any]],
+    overrides: Overrides | None = None,
+    canonical: tuple[str, ...] = CANONICAL_FOLDERS,
+    judged: list[tuple[str, str, str]] | None = None,
+) -> KnowledgeRows:
     """Aggregate per-chunk extractions into nodes and edges."""
     overrides = overrides or Overrides()
-    mentions = [Mention(cid, chunks[cid]["path"], chunks[cid].get("date") or "", e.name, e.type, tuple(e.aliases))
-                for cid in sorted(results) for e in results[cid].entities]
+    mentions = [
+        Mention(cid, chunks[cid]["path"], chunks[cid].get("date") or "", e.name, e.type, tuple(e.aliases))
+        for cid in sorted(results)
+        for e in results[cid].entities
+    ]
     res = resolve(mentions, overrides, judged)
     ents: dict[str, _Ent] = {}
     rels: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -70,12 +79,20 @@ def build_rows(results: dict[str, Extraction], chunks: dict[str, dict[str, Any]]
     edges = timelines(claims)
     threshold = hub_threshold(len(chunks), overrides.hub_threshold)
     entity_rows = _entity_rows(ents, threshold, res.merges, {c for c, v in chunks.items() if v.get("private")})
-    return KnowledgeRows(entity_rows, _mention_rows(ents), _rel_rows(rels), claims, edges,
-                         _described_by(entity_rows, chunks, canonical), res.merges)
+    return KnowledgeRows(
+        entity_rows,
+        _mention_rows(ents),
+        _rel_rows(rels),
+        claims,
+        edges,
+        _described_by(entity_rows, chunks, canonical),
+        res.merges,
+    )
 
 
-def _register(ext: Extraction, cid: str, date: str, key_of: dict[tuple[str, str], str],
-              ents: dict[str, _Ent]) -> dict[str, str]:
+def _register(
+    ext: Extraction, cid: str, date: str, key_of: dict[tuple[str, str], str], ents: dict[str, _Ent]
+) -> dict[str, str]:
     """Entity keys for this chunk's names and aliases."""
     local: dict[str, str] = {}
     for e in ext.entities:
@@ -93,14 +110,21 @@ def _register(ext: Extraction, cid: str, date: str, key_of: dict[tuple[str, str]
     return local
 
 
-def _add_relationships(ext: Extraction, cid: str, date: str, local: dict[str, str],
-                       rels: dict[tuple[str, str, str], dict[str, Any]], private: bool) -> None:
+def _add_relationships(
+    ext: Extraction,
+    cid: str,
+    date: str,
+    local: dict[str, str],
+    rels: dict[tuple[str, str, str], dict[str, Any]],
+    private: bool,
+) -> None:
     for r in ext.relationships:
         src, tgt = local.get(r.source), local.get(r.target)
         if not src or not tgt or src == tgt:
             continue
-        agg = rels.setdefault((src, r.type, tgt), {"chunks": set(), "evidence": set(), "dates": [],
-                                                   "modalities": set(), "public": set()})
+        agg = rels.setdefault(
+            (src, r.type, tgt), {"chunks": set(), "evidence": set(), "dates": [], "modalities": set(), "public": set()}
+        )
         agg["chunks"].add(cid)
         agg["evidence"].add((date, r.evidence))
         if not private:
@@ -114,12 +138,25 @@ def _claims(ext: Extraction, cid: str, chunk: dict[str, Any], local: dict[str, s
     for i, c in enumerate(ext.claims):
         if c.entity not in local:
             continue
-        out.append({"chunk": cid, "entity": local[c.entity], "props": {
-            "id": hashlib.sha1(f"{cid}\x00{i}\x00{c.attribute}\x00{c.value}".encode()).hexdigest()[:24],
-            "attribute": c.attribute, "value": c.value, "quote": c.quote, "modality": c.modality,
-            "valid_from": c.valid_from, "valid_to": c.valid_to, "note_date": chunk.get("date"),
-            "note_updated": chunk.get("updated"), "note_path": chunk.get("path"),
-            "private": bool(chunk.get("private"))}})
+        out.append(
+            {
+                "chunk": cid,
+                "entity": local[c.entity],
+                "props": {
+                    "id": hashlib.sha1(f"{cid}\x00{i}\x00{c.attribute}\x00{c.value}".encode()).hexdigest()[:24],
+                    "attribute": c.attribute,
+                    "value": c.value,
+                    "quote": c.quote,
+                    "modality": c.modality,
+                    "valid_from": c.valid_from,
+                    "valid_to": c.valid_to,
+                    "note_date": chunk.get("date"),
+                    "note_updated": chunk.get("updated"),
+                    "note_path": chunk.get("path"),
+                    "private": bool(chunk.get("private")),
+                },
+            }
+        )
     return out
 
 
@@ -152,8 +189,9 @@ def _top(counter: Counter[str]) -> str:
     return sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
 
 
-def _entity_rows(ents: dict[str, _Ent], threshold: int, merges: list[dict[str, str]],
-                 private_chunks: set[str]) -> list[dict[str, Any]]:
+def _entity_rows(
+    ents: dict[str, _Ent], threshold: int, merges: list[dict[str, str]], private_chunks: set[str]
+) -> list[dict[str, Any]]:
     log: dict[str, list[dict[str, str]]] = {}
     for m in merges:
         log.setdefault(m["into"], []).append(m)
@@ -164,12 +202,21 @@ def _entity_rows(ents: dict[str, _Ent], threshold: int, merges: list[dict[str, s
         exact = Counter({n: c for n, c in e.names.items() if norm(n) == key.split(":", 1)[1]})
         name = _top(exact or e.names)  # the name the entity's key came from, if it was used
         aliases = sorted((set(e.names) | e.aliases) - {name})
-        rows.append({"key": key, "name": name, "type": _top(e.types), "aliases": aliases,
-                     "names_text": " | ".join([name, *aliases]),
-                     "mentions": len(e.chunks), "hub": len(e.chunks) > threshold,
-                     "private_only": e.chunks <= private_chunks,
-                     "first_seen": dates[0] if dates else None, "last_seen": dates[-1] if dates else None,
-                     "merge_log": json.dumps(log.get(key, []), sort_keys=True)})
+        rows.append(
+            {
+                "key": key,
+                "name": name,
+                "type": _top(e.types),
+                "aliases": aliases,
+                "names_text": " | ".join([name, *aliases]),
+                "mentions": len(e.chunks),
+                "hub": len(e.chunks) > threshold,
+                "private_only": e.chunks <= private_chunks,
+                "first_seen": dates[0] if dates else None,
+                "last_seen": dates[-1] if dates else None,
+                "merge_log": json.dumps(log.get(key, []), sort_keys=True),
+            }
+        )
     return rows
 
 
@@ -179,22 +226,33 @@ def _mention_rows(ents: dict[str, _Ent]) -> list[dict[str, Any]]:
 
 def _rel_rows(rels: dict[tuple[str, str, str], dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     out: dict[str, list[dict[str, Any]]] = {}
-    for (src, rtype, tgt) in sorted(rels):
+    for src, rtype, tgt in sorted(rels):
         agg = rels[(src, rtype, tgt)]
         dates = sorted(d for d in agg["dates"] if d)
         evidence = [text for _, text in sorted(agg["evidence"])][:MAX_EVIDENCE]
-        out.setdefault(rtype, []).append({"source": src, "target": tgt, "props": {
-            "count": len(agg["chunks"]), "evidence": evidence, "chunk_ids": sorted(agg["chunks"]),
-            "first_seen": dates[0] if dates else None, "last_seen": dates[-1] if dates else None,
-            "modalities": sorted(agg["modalities"]),
-            # what may be shown to an agent: evidence from notes outside private folders
-            "public_evidence": [e for _, e, _ in sorted(agg["public"])][:MAX_EVIDENCE],
-            "public_chunk_ids": sorted({c for _, _, c in agg["public"]})}})
+        out.setdefault(rtype, []).append(
+            {
+                "source": src,
+                "target": tgt,
+                "props": {
+                    "count": len(agg["chunks"]),
+                    "evidence": evidence,
+                    "chunk_ids": sorted(agg["chunks"]),
+                    "first_seen": dates[0] if dates else None,
+                    "last_seen": dates[-1] if dates else None,
+                    "modalities": sorted(agg["modalities"]),
+                    # what may be shown to an agent: evidence from notes outside private folders
+                    "public_evidence": [e for _, e, _ in sorted(agg["public"])][:MAX_EVIDENCE],
+                    "public_chunk_ids": sorted({c for _, _, c in agg["public"]}),
+                },
+            }
+        )
     return out
 
 
-def _described_by(entities: list[dict[str, Any]], chunks: dict[str, dict[str, Any]],
-                  canonical: tuple[str, ...]) -> list[dict[str, str]]:
+def _described_by(
+    entities: list[dict[str, Any]], chunks: dict[str, dict[str, Any]], canonical: tuple[str, ...]
+) -> list[dict[str, str]]:
     """Entities named by a note in a canonical folder (wiki/entities, wiki/concepts) link to it."""
     titles: dict[str, str] = {}
     for c in chunks.values():

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-PRONOUNS = frozenset("i me my mine we us our you your he him his she her hers it its they them their "
-                     "this that these those who whom".split())
+PRONOUNS = frozenset(
+    "i me my mine we us our you your he him his she her hers it its they them their "
+    "this that these those who whom".split()
+)
 
 
 def matches(query: str, entity: dict[str, Any]) -> bool:

@@ -9,19 +9,41 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # Spelled out for the type checker; a test checks they equal the tables in extract/schema.py.
 EntityType = Literal[
-    'Person', 'Organization', 'Product', 'Project', 'Concept', 'Event', 'Location', 'Document',
-    'Decision', 'Lesson'
+    "Person", "Organization", "Product", "Project", "Concept", "Event", "Location", "Document", "Decision", "Lesson"
 ]
 RelType = Literal[
-    'WORKS_AT', 'HAS_ROLE_IN', 'FOUNDED', 'INTRODUCED', 'ADVISES', 'INVESTED_IN', 'CLIENT_OF',
-    'PARTNER_OF', 'SUPPLIES', 'COMPETES_WITH', 'POSITIONED_AGAINST', 'BUILT', 'OWNS', 'USES', 'PART_OF',
-    'RENAMED_TO', 'REPLACED_BY', 'DECIDED', 'LED_TO', 'CAUSED', 'LEARNED_FROM', 'EVIDENCED_BY',
-    'ATTENDED', 'HELD_AT', 'LOCATED_IN', 'HIRED', 'FUNDED', 'MENTIONS_METRIC', 'CONFLICTS_WITH',
-    'RELATED_TO'
+    "WORKS_AT",
+    "HAS_ROLE_IN",
+    "FOUNDED",
+    "INTRODUCED",
+    "ADVISES",
+    "INVESTED_IN",
+    "CLIENT_OF",
+    "PARTNER_OF",
+    "SUPPLIES",
+    "COMPETES_WITH",
+    "POSITIONED_AGAINST",
+    "BUILT",
+    "OWNS",
+    "USES",
+    "PART_OF",
+    "RENAMED_TO",
+    "REPLACED_BY",
+    "DECIDED",
+    "LED_TO",
+    "CAUSED",
+    "LEARNED_FROM",
+    "EVIDENCED_BY",
+    "ATTENDED",
+    "HELD_AT",
+    "LOCATED_IN",
+    "HIRED",
+    "FUNDED",
+    "MENTIONS_METRIC",
+    "CONFLICTS_WITH",
+    "RELATED_TO",
 ]
-Modality = Literal[
-    'fact', 'reported', 'plan', 'opinion', 'hypothetical', 'ai_suggestion'
-]
+Modality = Literal["fact", "reported", "plan", "opinion", "hypothetical", "ai_suggestion"]
 DATE = r"^\d{4}(-\d{2}(-\d{2})?)?$"
 
 
@@ -82,6 +104,7 @@ def json_schema(model: type[BaseModel]) -> dict[str, Any]:
         if isinstance(node, list):
             return [inline(v) for v in node]
         return node
+
     return inline(schema)  # type: ignore[no-any-return]
 
 
@@ -93,7 +116,7 @@ def find_exact(phrase: str, text: str) -> str | None:
     if not words:
         return None
     m = re.search(r"\s+".join(words), _plain_quotes(text))
-    return text[m.start():m.end()] if m else None
+    return text[m.start() : m.end()] if m else None
 
 
 def _plain_quotes(text: str) -> str:
@@ -108,16 +131,20 @@ def repair(extraction: Extraction, text: str) -> tuple[Extraction, list[str]]:
     for c in extraction.claims:
         exact = find_exact(c.quote, text)
         if exact is None or c.entity not in names:
-            notes.append(f"dropped claim {c.entity}.{c.attribute}: " +
-                         ("quote not in the chunk" if exact is None else "entity not extracted"))
+            notes.append(
+                f"dropped claim {c.entity}.{c.attribute}: "
+                + ("quote not in the chunk" if exact is None else "entity not extracted")
+            )
             continue
         claims.append(c.model_copy(update={"quote": exact}))
     rels = []
     for r in extraction.relationships:
         exact = find_exact(r.evidence, text)
         if exact is None or r.source not in names or r.target not in names or r.source == r.target:
-            notes.append(f"dropped {r.source} -{r.type}-> {r.target}: " +
-                         ("evidence not in the chunk" if exact is None else "endpoint not extracted"))
+            notes.append(
+                f"dropped {r.source} -{r.type}-> {r.target}: "
+                + ("evidence not in the chunk" if exact is None else "endpoint not extracted")
+            )
             continue
         rels.append(r.model_copy(update={"evidence": exact}))
     return Extraction(entities=extraction.entities, relationships=rels, claims=claims), notes

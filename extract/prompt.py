@@ -58,11 +58,13 @@ def _data(text: str) -> str:
 
 def user_message(path: str, date: str | None, breadcrumb: str, text: str) -> str:
     """The per-chunk message: where the passage comes from, then the passage itself."""
-    return (f"Note: {_data(path)}\nNote date: {date or 'unknown'}\nSection: {_data(breadcrumb)}\n"
-            f"<passage>\n{_data(text)}\n</passage>")
+    return (
+        f"Note: {_data(path)}\nNote date: {date or 'unknown'}\nSection: {_data(breadcrumb)}\n"
+        f"<passage>\n{_data(text)}\n</passage>"
+    )
 
 
 def triage_message(path: str, excerpts: list[str]) -> str:
     """Four excerpts of one conversation: start, two middles, end."""
-    parts = "\n".join(f"<excerpt n=\"{i + 1}\">\n{_data(e)}\n</excerpt>" for i, e in enumerate(excerpts))
+    parts = "\n".join(f'<excerpt n="{i + 1}">\n{_data(e)}\n</excerpt>' for i, e in enumerate(excerpts))
     return f"Conversation: {path}\n{parts}"

@@ -14,8 +14,25 @@ from typing import Any
 
 from extract.schema import SHARED_NAMESPACE
 
-COMPANY_SUFFIXES = ("inc", "incorporated", "ltd", "limited", "llc", "gmbh", "plc", "corp", "corporation",
-                    "co", "ag", "sa", "sas", "bv", "oy", "ab", "pty")
+COMPANY_SUFFIXES = (
+    "inc",
+    "incorporated",
+    "ltd",
+    "limited",
+    "llc",
+    "gmbh",
+    "plc",
+    "corp",
+    "corporation",
+    "co",
+    "ag",
+    "sa",
+    "sas",
+    "bv",
+    "oy",
+    "ab",
+    "pty",
+)
 TLD_SUFFIXES = (".ai", ".io", ".com", ".app", ".co")
 
 
@@ -72,10 +89,12 @@ class Overrides:
 
     @classmethod
     def from_yaml(cls, data: dict[str, Any]) -> Overrides:
-        return cls(vetoed={frozenset(norm(x) for x in pair) for pair in data.get("merges_vetoed", []) or []},
-                   forced=[(str(a), str(b)) for a, b in (data.get("merges_forced", []) or [])],
-                   blocked_aliases={norm(a) for a in data.get("aliases_blocked", []) or []},
-                   hub_threshold=data.get("hub_threshold"))
+        return cls(
+            vetoed={frozenset(norm(x) for x in pair) for pair in data.get("merges_vetoed", []) or []},
+            forced=[(str(a), str(b)) for a, b in (data.get("merges_forced", []) or [])],
+            blocked_aliases={norm(a) for a in data.get("aliases_blocked", []) or []},
+            hub_threshold=data.get("hub_threshold"),
+        )
 
 
 @dataclass
@@ -106,8 +125,9 @@ def _display(k: str) -> str:
     return k.split(":", 1)[1].split("@", 1)[0]
 
 
-def resolve(mentions: list[Mention], overrides: Overrides,
-            judged: list[tuple[str, str, str]] | None = None) -> Resolution:
+def resolve(
+    mentions: list[Mention], overrides: Overrides, judged: list[tuple[str, str, str]] | None = None
+) -> Resolution:
     """Rules, unambiguous aliases (no chains), bare first names within a note, judged near-duplicates
     (child key, root key, reason), then the overrides."""
     mentions = sorted(mentions, key=lambda m: (m.chunk, m.name, m.type))
@@ -158,8 +178,7 @@ def _find_key(name: str, base: dict[tuple[str, str], str]) -> str | None:
     return hits[0] if hits else None
 
 
-def _alias_merges(mentions: list[Mention], base: dict[tuple[str, str], str], overrides: Overrides,
-                  merge: Any) -> None:
+def _alias_merges(mentions: list[Mention], base: dict[tuple[str, str], str], overrides: Overrides, merge: Any) -> None:
     """An alias joins its entity only if it names one target, is not itself an alias-merged entity's
     target elsewhere (no chains), and is not used as the name of something of another kind."""
     targets: dict[str, set[str]] = {}
@@ -205,5 +224,6 @@ def _first_name_merges(mentions: list[Mention], base: dict[tuple[str, str], str]
         first = norm(m.name)
         full = sorted(k for k in people.get(m.chunk, set()) if _display(k).split()[0] == first)
         if len(full) == 1:
-            merge(_mention_key(m), full[0], "first name",
-                  f"'{m.name}' in {m.note} can only be {_display(full[0])} there")
+            merge(
+                _mention_key(m), full[0], "first name", f"'{m.name}' in {m.note} can only be {_display(full[0])} there"
+            )

@@ -96,7 +96,7 @@ def excerpts(text: str, width: int = 700) -> list[str]:
     if len(text) <= 4 * width:
         return [text]
     points = [0, len(text) // 3, 2 * len(text) // 3, len(text) - width]
-    return [text[p:p + width] for p in points]
+    return [text[p : p + width] for p in points]
 
 
 class KnowledgeRun:
@@ -123,8 +123,10 @@ class KnowledgeRun:
         out = Outcome(self.model)
         queue = self.queue()
         if self.policy.batch and self.extractor is not None and queue is None:
-            raise ConfigError("--batch needs the Anthropic extractor (the Message Batches API): drop --batch, or set "
-                              f"extractor = \"{DEFAULT_EXTRACTOR}\" in the kb config")
+            raise ConfigError(
+                "--batch needs the Anthropic extractor (the Message Batches API): drop --batch, or set "
+                f'extractor = "{DEFAULT_EXTRACTOR}" in the kb config'
+            )
         waiting: set[str] = set()
         if queue is not None and not self.policy.dry_run:
             try:
@@ -140,8 +142,10 @@ class KnowledgeRun:
         if self.extractor is None:
             out.not_extracted = sum(1 for j in extract_jobs if j.source["chunk_id"] not in undecided)
             out.status = "partial" if out.results else "skipped"
-            out.message = (f"{len(extract_jobs)} chunks have no cached extraction: set ANTHROPIC_API_KEY (or "
-                           "extractor = \"ollama:MODEL\" in the kb config) and run kb refresh again")
+            out.message = (
+                f"{len(extract_jobs)} chunks have no cached extraction: set ANTHROPIC_API_KEY (or "
+                'extractor = "ollama:MODEL" in the kb config) and run kb refresh again'
+            )
             return out
         out.estimate = self.estimate(jobs)
         if self.policy.dry_run:
@@ -152,8 +156,7 @@ class KnowledgeRun:
             ready = [j for j in jobs if j.kind == "triage" or j.source["chunk_id"] not in undecided]
             return self._submit(queue, ready, out) if ready else self._waiting(out, waiting)
         self._execute([j for j in triage_jobs if j.key not in waiting], out)
-        newly_rejected = {c["id"] for t in out.triage if not t["keep"]
-                          for c in chunks if c["path"] == t["path"]}
+        newly_rejected = {c["id"] for t in out.triage if not t["keep"] for c in chunks if c["path"] == t["path"]}
         undecided -= {c["id"] for t in out.triage for c in chunks if c["path"] == t["path"]}
         skip = newly_rejected | undecided
         self._execute([j for j in extract_jobs if j.source["chunk_id"] not in skip and j.key not in waiting], out)
@@ -165,28 +168,44 @@ class KnowledgeRun:
             return set()
         got = queue.collect(MODELS)
         out.failed.extend(got.failed)
-        out.batches.update({"collected": got.done, "stored": got.stored, "resubmit": got.resubmit,
-                            "waiting": got.waiting})
+        out.batches.update(
+            {"collected": got.done, "stored": got.stored, "resubmit": got.resubmit, "waiting": got.waiting}
+        )
         return queue.waiting_keys()
 
     def _submit(self, queue: BatchQueue, jobs: list[Job], out: Outcome) -> Outcome:
         """Send the calls as batches and return: the next run collects them."""
         try:
-            ids = queue.submit([{"key": j.key, "kind": j.kind, "version": VERSIONS[j.kind], "system": j.system,
-                                 "message": j.message, "schema": json_schema(MODELS[j.kind]),
-                                 "source": {k: v for k, v in j.source.items() if k != "text"}} for j in jobs])
+            ids = queue.submit(
+                [
+                    {
+                        "key": j.key,
+                        "kind": j.kind,
+                        "version": VERSIONS[j.kind],
+                        "system": j.system,
+                        "message": j.message,
+                        "schema": json_schema(MODELS[j.kind]),
+                        "source": {k: v for k, v in j.source.items() if k != "text"},
+                    }
+                    for j in jobs
+                ]
+            )
         except FatalExtractError as exc:
             return self._failed(out, exc)
         out.batches["submitted"] = ids
         out.status = "submitted"
-        out.message = (f"submitted {len(jobs)} requests in batch {', '.join(ids)} (half price): run kb refresh "
-                       "(or kb extract status) later to collect the answers and build the layer")
+        out.message = (
+            f"submitted {len(jobs)} requests in batch {', '.join(ids)} (half price): run kb refresh "
+            "(or kb extract status) later to collect the answers and build the layer"
+        )
         return out
 
     def _waiting(self, out: Outcome, waiting: set[str]) -> Outcome:
         out.status = "waiting"
-        out.message = (f"{len(waiting)} requests are still in batches {', '.join(out.batches.get('waiting', []))}: "
-                       "run kb refresh (or kb extract status) again later to collect them")
+        out.message = (
+            f"{len(waiting)} requests are still in batches {', '.join(out.batches.get('waiting', []))}: "
+            "run kb refresh (or kb extract status) again later to collect them"
+        )
         return out
 
     def _failed(self, out: Outcome, exc: Exception) -> Outcome:
@@ -237,10 +256,16 @@ class KnowledgeRun:
             elif not self.allowed(c):
                 out.skipped_private += 1
             else:
-                jobs.append(Job("extract", key, c["folder"], SYSTEM,
-                                user_message(c["path"], c["date"], c["breadcrumb"], c["text"]),
-                                {"chunk_id": c["id"], "path": c["path"], "breadcrumb": c["breadcrumb"],
-                                 "text": c["text"]}))
+                jobs.append(
+                    Job(
+                        "extract",
+                        key,
+                        c["folder"],
+                        SYSTEM,
+                        user_message(c["path"], c["date"], c["breadcrumb"], c["text"]),
+                        {"chunk_id": c["id"], "path": c["path"], "breadcrumb": c["breadcrumb"], "text": c["text"]},
+                    )
+                )
         return jobs
 
     def _accept(self, chunk_id: str, result: dict[str, Any], text: str, out: Outcome) -> None:
@@ -306,9 +331,16 @@ class KnowledgeRun:
                 last = exc
                 continue
             source = {k: v for k, v in job.source.items() if k != "text"}
-            self.cache.put(job.key, {"kind": job.kind, "model": self.model, "source": source, "result": result,
-                                     "prompt_version": PROMPT_VERSION if job.kind == "extract" else TRIAGE_VERSION,
-                                     "usage": {"input_tokens": usage.input_tokens,
-                                               "output_tokens": usage.output_tokens}})
+            self.cache.put(
+                job.key,
+                {
+                    "kind": job.kind,
+                    "model": self.model,
+                    "source": source,
+                    "result": result,
+                    "prompt_version": PROMPT_VERSION if job.kind == "extract" else TRIAGE_VERSION,
+                    "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+                },
+            )
             return result
         raise ExtractError(f"invalid answer twice: {str(last).splitlines()[0][:200]}")

@@ -48,16 +48,30 @@ def graph_vault(store: Store) -> Path | None:
     return Path(path) if path else None
 
 
-def policy_for(cfg: Config, yes: bool, dry_run: bool, confirm: Callable[[str], bool] | None,
-               batch: bool = False) -> Policy:
-    return Policy(ai_chat_folders=cfg.ai_chat_folders, private_optin=cfg.remote_private_optin,
-                  threshold_usd=cfg.cost_threshold_usd, yes=yes, dry_run=dry_run,
-                  workers=min(cfg.extract_workers, 64), confirm=confirm, batch=batch)
+def policy_for(
+    cfg: Config, yes: bool, dry_run: bool, confirm: Callable[[str], bool] | None, batch: bool = False
+) -> Policy:
+    return Policy(
+        ai_chat_folders=cfg.ai_chat_folders,
+        private_optin=cfg.remote_private_optin,
+        threshold_usd=cfg.cost_threshold_usd,
+        yes=yes,
+        dry_run=dry_run,
+        workers=min(cfg.extract_workers, 64),
+        confirm=confirm,
+        batch=batch,
+    )
 
 
-def knowledge_step(store: Store, cfg: Config, policy: Policy, extractor: Extractor | None = None,
-                   env: dict[str, str] | None = None, embedder: Embedder | None = None,
-                   paid: bool = True) -> dict[str, Any]:
+def knowledge_step(
+    store: Store,
+    cfg: Config,
+    policy: Policy,
+    extractor: Extractor | None = None,
+    env: dict[str, str] | None = None,
+    embedder: Embedder | None = None,
+    paid: bool = True,
+) -> dict[str, Any]:
     """Run extraction (cache first) and rebuild the knowledge layer if anything it is built from changed.
     With `paid` False only cached answers are used: nothing is sent anywhere."""
     if extractor is None and paid:
@@ -69,8 +83,9 @@ def knowledge_step(store: Store, cfg: Config, policy: Policy, extractor: Extract
     if outcome.status != "dry-run":
         judge_with = extractor if outcome.status in ("built", "partial") else None
         try:
-            rebuilt = write_layer(store, cfg, outcome, chunks, force=False, extractor=judge_with,
-                                  embedder=embedder, policy=policy)
+            rebuilt = write_layer(
+                store, cfg, outcome, chunks, force=False, extractor=judge_with, embedder=embedder, policy=policy
+            )
         except FatalExtractError as exc:
             outcome.status, outcome.message = "failed", f"{exc}; decisions made so far are kept"
     return summary(outcome, ks.counts() if outcome.status != "dry-run" else {}, rebuilt)
@@ -80,7 +95,7 @@ def embed_new(known: dict[str, list[float]], texts: Mapping[str, str], embedder:
     """Vectors for the keys of `texts` that `known` lacks, 256 texts a call in key order; `known` grows."""
     todo = sorted(k for k in texts if k not in known)
     for start in range(0, len(todo), 256):
-        batch = todo[start:start + 256]
+        batch = todo[start : start + 256]
         known.update(zip(batch, embedder.embed_documents([texts[k] for k in batch])))
     return known
 
@@ -112,9 +127,17 @@ class NameVectors:
         return {e["key"]: self.known[e["name"]] for e in entities}
 
 
-def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]], force: bool,
-                extractor: Extractor | None = None, embedder: Embedder | None = None, retype: bool = False,
-                policy: Policy | None = None) -> bool:
+def write_layer(
+    store: Store,
+    cfg: Config,
+    outcome: Outcome,
+    chunks: list[dict[str, Any]],
+    force: bool,
+    extractor: Extractor | None = None,
+    embedder: Embedder | None = None,
+    retype: bool = False,
+    policy: Policy | None = None,
+) -> bool:
     """Resolve (rules, then judged near-duplicates), build timelines and hubs, and write the layer if its
     inputs changed (or `force`). Without an extractor only cached judgements count; vectors of this embedder
     already in the graph are reused. (Deleting the old layer while resolving the new one measured slower on
@@ -139,9 +162,17 @@ def write_layer(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[s
     return True
 
 
-def _check_paid_checks(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]],
-                       extractor: Extractor, embedder: Embedder | None, retype: bool, names: NameVectors | None,
-                       policy: Policy) -> None:
+def _check_paid_checks(
+    store: Store,
+    cfg: Config,
+    outcome: Outcome,
+    chunks: list[dict[str, Any]],
+    extractor: Extractor,
+    embedder: Embedder | None,
+    retype: bool,
+    names: NameVectors | None,
+    policy: Policy,
+) -> None:
     """The cost check for near-duplicate judging, the audit and re-typing: a pass with cached decisions only
     lists the calls the real pass would make; they are priced, then confirmed like extraction."""
     wanted: list[tuple[str, str, str]] = []
@@ -154,9 +185,17 @@ def _check_paid_checks(store: Store, cfg: Config, outcome: Outcome, chunks: list
     check(est, policy.threshold_usd, policy.yes, policy.confirm, "Checking entities and links")
 
 
-def _resolved_rows(store: Store, cfg: Config, outcome: Outcome, chunks: list[dict[str, Any]],
-                   extractor: Extractor | None, embedder: Embedder | None, retype: bool,
-                   names: NameVectors | None, wanted: list[tuple[str, str, str]] | None = None) -> KnowledgeRows:
+def _resolved_rows(
+    store: Store,
+    cfg: Config,
+    outcome: Outcome,
+    chunks: list[dict[str, Any]],
+    extractor: Extractor | None,
+    embedder: Embedder | None,
+    retype: bool,
+    names: NameVectors | None,
+    wanted: list[tuple[str, str, str]] | None = None,
+) -> KnowledgeRows:
     """Rows after the rules, judged near-duplicates (names by string and by embedding), the audit of
     single-evidence links and any re-typing; each line with its text and hash."""
     overrides = Overrides.from_yaml(load_overrides(cfg))
@@ -168,8 +207,9 @@ def _resolved_rows(store: Store, cfg: Config, outcome: Outcome, chunks: list[dic
     remote = extractor.remote if extractor else True
     entities = rows.entities
     vectors = (lambda: names.of(entities)) if names is not None else None
-    merges, outcome.dedupe = judged_merges(entities, judge, remote, vectors,
-                                           embedder.identity if embedder is not None else "")
+    merges, outcome.dedupe = judged_merges(
+        entities, judge, remote, vectors, embedder.identity if embedder is not None else ""
+    )
     if merges:
         rows = build_rows(outcome.results, by_id, overrides, canonical, merges)
     checker = Checker(model_name(cfg), cache, extractor)
@@ -182,29 +222,64 @@ def _resolved_rows(store: Store, cfg: Config, outcome: Outcome, chunks: list[dic
     return rows
 
 
-def rebuild(store: Store, cfg: Config, embedder: Embedder | None = None, extractor: Extractor | None = None,
-            retype: bool = False, policy: Policy | None = None) -> dict[str, Any]:
+def rebuild(
+    store: Store,
+    cfg: Config,
+    embedder: Embedder | None = None,
+    extractor: Extractor | None = None,
+    retype: bool = False,
+    policy: Policy | None = None,
+) -> dict[str, Any]:
     """The entity layer again from the cache and cached decisions alone (local, free, deterministic); with an
     extractor and `retype`, vague RELATED_TO links are re-typed first (paid, cached)."""
     chunks = KnowledgeStore(store).chunks()
     policy = Policy(ai_chat_folders=policy_for(cfg, False, False, None).ai_chat_folders)
     outcome = KnowledgeRun(model_name(cfg), cache_for(cfg, graph_vault(store)), None, policy).run(chunks)
-    write_layer(store, cfg, outcome, chunks, force=True, embedder=embedder, extractor=extractor if retype else None,
-                retype=retype, policy=policy)
+    write_layer(
+        store,
+        cfg,
+        outcome,
+        chunks,
+        force=True,
+        embedder=embedder,
+        extractor=extractor if retype else None,
+        retype=retype,
+        policy=policy,
+    )
     return summary(outcome, KnowledgeStore(store).counts(), True)
 
 
 def summary(out: Outcome, counts: dict[str, int], rebuilt: bool) -> dict[str, Any]:
     est = out.estimate
-    return {"status": out.status, "message": out.message, "model": out.model, "cached": out.cached,
-            "extracted": out.extracted, "failed": out.failed, "skipped_private": out.skipped_private,
-            "not_extracted": out.not_extracted, "triage": out.triage, "repairs": out.repairs,
-            "rebuilt": rebuilt, "counts": counts, "dedupe": out.dedupe, "audit": out.audit, "retyped": out.retyped,
-            "batches": out.batches, "estimate": _estimate_json(est), "checks_estimate": _estimate_json(out.checks)}
+    return {
+        "status": out.status,
+        "message": out.message,
+        "model": out.model,
+        "cached": out.cached,
+        "extracted": out.extracted,
+        "failed": out.failed,
+        "skipped_private": out.skipped_private,
+        "not_extracted": out.not_extracted,
+        "triage": out.triage,
+        "repairs": out.repairs,
+        "rebuilt": rebuilt,
+        "counts": counts,
+        "dedupe": out.dedupe,
+        "audit": out.audit,
+        "retyped": out.retyped,
+        "batches": out.batches,
+        "estimate": _estimate_json(est),
+        "checks_estimate": _estimate_json(out.checks),
+    }
 
 
 def _estimate_json(est: Estimate | None) -> dict[str, Any] | None:
     if est is None:
         return None
-    return {"usd": round(est.total_usd, 4), "calls": est.calls, "batch": est.batch, "per_folder": est.per_folder,
-            "lines": est.lines()}
+    return {
+        "usd": round(est.total_usd, 4),
+        "calls": est.calls,
+        "batch": est.batch,
+        "per_folder": est.per_folder,
+        "lines": est.lines(),
+    }

@@ -41,8 +41,10 @@ def timelines(claims: list[dict[str, Any]]) -> dict[str, list[dict[str, str]]]:
         facts = [c for c in items if c["props"]["modality"] in FACTUAL]
         _facts(facts, edges)
         for plan in (c for c in items if c["props"]["modality"] == "plan"):
-            later = sorted((f for f in facts if _eff(f) > (plan["props"]["note_date"] or "")),
-                           key=lambda f: (_eff(f), f["props"]["id"]))
+            later = sorted(
+                (f for f in facts if _eff(f) > (plan["props"]["note_date"] or "")),
+                key=lambda f: (_eff(f), f["props"]["id"]),
+            )
             if later:  # what actually happened next
                 edges["FOLLOWED_BY"].append({"a": plan["props"]["id"], "b": later[0]["props"]["id"]})
     for kind in edges:
@@ -67,8 +69,8 @@ def _supersedes(b: dict[str, Any], a: dict[str, Any]) -> bool:
 def _facts(facts: list[dict[str, Any]], edges: dict[str, list[dict[str, str]]]) -> None:
     facts = sorted(facts, key=lambda c: (_written(c), _eff(c), c["props"]["id"]))
     for i, a in enumerate(facts):
-        for b in facts[i + 1:]:
-            same_time = (a["props"].get("note_date") == b["props"].get("note_date") and _eff(a) == _eff(b))
+        for b in facts[i + 1 :]:
+            same_time = a["props"].get("note_date") == b["props"].get("note_date") and _eff(a) == _eff(b)
             if same_time and not _same(a, b):
                 edges["CONFLICTS_WITH"].append({"a": a["props"]["id"], "b": b["props"]["id"]})
     superseded = set()

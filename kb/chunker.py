@@ -118,15 +118,16 @@ def _flush(parts: list[str], glue: str, size: int) -> list[tuple[str, int]]:
 
 def _hard_split(text: str, limit: int) -> list[tuple[str, int]]:
     from kb.tokens import encoding
+
     toks = encoding().encode(text, disallowed_special=())
-    return [(encoding().decode(toks[i:i + limit]), len(toks[i:i + limit])) for i in range(0, len(toks), limit)]
+    return [(encoding().decode(toks[i : i + limit]), len(toks[i : i + limit])) for i in range(0, len(toks), limit)]
 
 
 def _overlap(previous: str) -> str:
     """The last ~200 characters of the previous chunk, starting at a word boundary."""
     tail = previous[-OVERLAP_CHARS:]
     cut = tail.find(" ")
-    return tail[cut + 1:] if 0 <= cut < len(tail) - 1 and len(previous) > OVERLAP_CHARS else tail
+    return tail[cut + 1 :] if 0 <= cut < len(tail) - 1 and len(previous) > OVERLAP_CHARS else tail
 
 
 def chunk_id(path: str, breadcrumb: str, n: int) -> str:
@@ -144,8 +145,11 @@ def chunk_note(note: Note) -> list[Chunk]:
     if total <= WHOLE_NOTE_MAX:
         raw = [((), body, total)]
     else:
-        raw = [(sec.crumbs, piece, size) for sec in _merge_small(_sections(note))
-               for piece, size in _pieces(sec.text, SECTION_MAX - 60, sec.tokens)]
+        raw = [
+            (sec.crumbs, piece, size)
+            for sec in _merge_small(_sections(note))
+            for piece, size in _pieces(sec.text, SECTION_MAX - 60, sec.tokens)
+        ]
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     previous = ""
@@ -161,14 +165,25 @@ def chunk_note(note: Note) -> list[Chunk]:
         n = seen.get(breadcrumb, 0)
         seen[breadcrumb] = n + 1
         digest = hashlib.sha256(f"{breadcrumb}\n{text}".encode()).hexdigest()
-        chunks.append(Chunk(chunk_id(note.path, breadcrumb, n), note.path, ord_, text, breadcrumb,
-                            _crumb_date(crumbs) or note.date, size, digest))
+        chunks.append(
+            Chunk(
+                chunk_id(note.path, breadcrumb, n),
+                note.path,
+                ord_,
+                text,
+                breadcrumb,
+                _crumb_date(crumbs) or note.date,
+                size,
+                digest,
+            )
+        )
     return chunks
 
 
 def _same_title(heading: str, title: str) -> bool:
     def norm(text: str) -> str:
         return " ".join(re.sub(r"[\u2012-\u2015\-]", "-", text).lower().split())
+
     return norm(heading) == norm(title)
 
 

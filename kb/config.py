@@ -78,8 +78,9 @@ class Config:
     def require_vault(self) -> Path:
         """The vault folder, or a ConfigError saying how to set it."""
         if self.vault is None:
-            raise ConfigError("no vault set: pass --vault PATH, set KB_VAULT, or add vault = \"...\" to "
-                              f"{self.config_file}")
+            raise ConfigError(
+                f'no vault set: pass --vault PATH, set KB_VAULT, or add vault = "..." to {self.config_file}'
+            )
         if not self.vault.is_dir():
             raise ConfigError(f"vault {self.vault} is not a folder: check --vault / KB_VAULT")
         return self.vault
@@ -146,7 +147,12 @@ _BOUNDS: dict[str, tuple[Callable[[float], bool], str]] = {
 
 # How a value of each kind is written, for the fix in an error message.
 _EXAMPLES: dict[str, str] = {
-    "int": "7687", "float": "0.5", "bool": "true", "str": '"text"', "Path": '"~/notes"', "list": '["Journal"]',
+    "int": "7687",
+    "float": "0.5",
+    "bool": "true",
+    "str": '"text"',
+    "Path": '"~/notes"',
+    "list": '["Journal"]',
 }
 
 
@@ -221,8 +227,9 @@ def unknown_key(key: str, source: str) -> ConfigError:
     return ConfigError(f"{source}: unknown key {key!r}: {fix}")
 
 
-def load_config(flags: Mapping[str, Any] | None = None, home: Path | None = None,
-                env: Mapping[str, str] | None = None) -> Config:
+def load_config(
+    flags: Mapping[str, Any] | None = None, home: Path | None = None, env: Mapping[str, str] | None = None
+) -> Config:
     """Build the Config: file, then environment, then non-None flags; every value checked against its type."""
     home = home or default_home()
     env = os.environ if env is None else env

@@ -21,16 +21,24 @@ CONSTRAINTS = (
     ("kbmeta_key", "KbMeta", "key"),
     ("passage_id", "Passage", "id"),
 )
-RANGE_INDEXES = (("chunk_hash", "Chunk", "hash"), ("note_date", "Note", "date"), ("chunk_note", "Chunk", "note_path"),
-                 ("chunk_folder", "Chunk", "folder_key"), ("chunk_date", "Chunk", "date"),
-                 ("passage_hash", "Passage", "hash"), ("passage_folder", "Passage", "folder_key"),
-                 ("passage_date", "Passage", "date"))
+RANGE_INDEXES = (
+    ("chunk_hash", "Chunk", "hash"),
+    ("note_date", "Note", "date"),
+    ("chunk_note", "Chunk", "note_path"),
+    ("chunk_folder", "Chunk", "folder_key"),
+    ("chunk_date", "Chunk", "date"),
+    ("passage_hash", "Passage", "hash"),
+    ("passage_folder", "Passage", "folder_key"),
+    ("passage_date", "Passage", "date"),
+)
 
 
 def schema_statements() -> list[str]:
     """Constraints and indexes, each idempotent (IF NOT EXISTS)."""
-    out = [f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
-           for name, label, prop in CONSTRAINTS]
+    out = [
+        f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
+        for name, label, prop in CONSTRAINTS
+    ]
     out += [f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})" for name, label, prop in RANGE_INDEXES]
     out += fulltext_indexes()
     return out
@@ -40,10 +48,12 @@ def fulltext_indexes() -> list[str]:
     """Chunks (for Cypher users and the Browser), and passages (what search ranks): one `search` field of folder,
     breadcrumb and text, so a title word weighs as often as it occurs, not by the statistics of a title field."""
     analyzer = "OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}}"
-    return [f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (c:Chunk) "
-            "ON EACH [c.text, c.breadcrumb, c.title, c.facets, c.privacy] " + analyzer,
-            f"CREATE FULLTEXT INDEX {PASSAGE_TEXT_INDEX} IF NOT EXISTS FOR (p:Passage) "
-            "ON EACH [p.search, p.facets, p.privacy] " + analyzer]
+    return [
+        f"CREATE FULLTEXT INDEX {FULLTEXT_INDEX} IF NOT EXISTS FOR (c:Chunk) "
+        "ON EACH [c.text, c.breadcrumb, c.title, c.facets, c.privacy] " + analyzer,
+        f"CREATE FULLTEXT INDEX {PASSAGE_TEXT_INDEX} IF NOT EXISTS FOR (p:Passage) "
+        "ON EACH [p.search, p.facets, p.privacy] " + analyzer,
+    ]
 
 
 def await_indexes(seconds: int) -> str:
@@ -70,21 +80,28 @@ def drop_search_indexes() -> list[str]:
 def passage_upgrade() -> list[str]:
     """From chunk vectors to passages: every note parsed again by the next refresh (its size no longer
     matches the file), chunk vectors and their indexes gone."""
-    return [f"DROP INDEX {VECTOR_INDEX} IF EXISTS", f"DROP INDEX {PRIVATE_VECTOR_INDEX} IF EXISTS",
-            "MATCH (n:Note) CALL (n) { SET n.size = -1 } IN TRANSACTIONS OF 5000 ROWS",
-            "MATCH (c:Chunk) CALL (c) { REMOVE c:Pending, c.embedding, c.embedding_private, c.embedder } "
-            "IN TRANSACTIONS OF 5000 ROWS"]
+    return [
+        f"DROP INDEX {VECTOR_INDEX} IF EXISTS",
+        f"DROP INDEX {PRIVATE_VECTOR_INDEX} IF EXISTS",
+        "MATCH (n:Note) CALL (n) { SET n.size = -1 } IN TRANSACTIONS OF 5000 ROWS",
+        "MATCH (c:Chunk) CALL (c) { REMOVE c:Pending, c.embedding, c.embedding_private, c.embedder } "
+        "IN TRANSACTIONS OF 5000 ROWS",
+    ]
 
 
 def vector_index(dims: int, name: str = VECTOR_INDEX, prop: str = "embedding", label: str = "Chunk") -> str:
-    return (f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (c:{label}) ON (c.{prop}) "
-            f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dims)}, `vector.similarity_function`: 'cosine'}}}}")
+    return (
+        f"CREATE VECTOR INDEX {name} IF NOT EXISTS FOR (c:{label}) ON (c.{prop}) "
+        f"OPTIONS {{indexConfig: {{`vector.dimensions`: {int(dims)}, `vector.similarity_function`: 'cosine'}}}}"
+    )
 
 
 def vector_indexes(dims: int) -> list[str]:
     """Public and private passage vectors live in two properties, each with its own index."""
-    return [vector_index(dims, PASSAGE_VECTOR_INDEX, "embedding", "Passage"),
-            vector_index(dims, PRIVATE_PASSAGE_VECTOR_INDEX, "embedding_private", "Passage")]
+    return [
+        vector_index(dims, PASSAGE_VECTOR_INDEX, "embedding", "Passage"),
+        vector_index(dims, PRIVATE_PASSAGE_VECTOR_INDEX, "embedding_private", "Passage"),
+    ]
 
 
 CLAIM_LINE_INDEX = "claim_lines"
@@ -98,8 +115,10 @@ def claim_line_index(dims: int) -> str:
 
 def drop_vector_indexes() -> list[str]:
     """The passage vector indexes, and the chunk ones of graphs built before passages."""
-    return [f"DROP INDEX {n} IF EXISTS"
-            for n in (VECTOR_INDEX, PRIVATE_VECTOR_INDEX, PASSAGE_VECTOR_INDEX, PRIVATE_PASSAGE_VECTOR_INDEX)]
+    return [
+        f"DROP INDEX {n} IF EXISTS"
+        for n in (VECTOR_INDEX, PRIVATE_VECTOR_INDEX, PASSAGE_VECTOR_INDEX, PRIVATE_PASSAGE_VECTOR_INDEX)
+    ]
 
 
 def set_meta() -> str:
@@ -121,101 +140,123 @@ def touch_notes() -> str:
 
 def delete_notes() -> str:
     """Remove notes with their chunks; links into them are re-pointed by the link pass."""
-    return ("UNWIND $paths AS path MATCH (n:Note {path: path}) "
-            "OPTIONAL MATCH (c:Chunk)-[:IN_NOTE]->(n) OPTIONAL MATCH (x:Passage)-[:IN_CHUNK]->(c) "
-            "WITH n, c, x, x IS NULL AS none DETACH DELETE x, c, n "
-            "RETURN sum(CASE WHEN none THEN 0 ELSE 1 END) AS passages")
+    return (
+        "UNWIND $paths AS path MATCH (n:Note {path: path}) "
+        "OPTIONAL MATCH (c:Chunk)-[:IN_NOTE]->(n) OPTIONAL MATCH (x:Passage)-[:IN_CHUNK]->(c) "
+        "WITH n, c, x, x IS NULL AS none DETACH DELETE x, c, n "
+        "RETURN sum(CASE WHEN none THEN 0 ELSE 1 END) AS passages"
+    )
 
 
 def clear_note_edges() -> str:
     """Drop a note's outgoing structure edges, and the chunks it no longer has, before it is rewritten."""
-    return ("UNWIND $rows AS row MATCH (n:Note {path: row.path}) "
-            "CALL (n) { MATCH (n)-[r:LINKS_TO|TAGGED|IN_FOLDER|ATTACHES]->() DELETE r } "
-            "CALL (n, row) { MATCH (c:Chunk)-[:IN_NOTE]->(n) WHERE NOT c.id IN row.keep "
-            "OPTIONAL MATCH (x:Passage)-[:IN_CHUNK]->(c) DETACH DELETE x, c } "
-            "CALL (n) { MATCH (c:Chunk)-[r:NEXT_CHUNK]->(:Chunk)-[:IN_NOTE]->(n) DELETE r }")
+    return (
+        "UNWIND $rows AS row MATCH (n:Note {path: row.path}) "
+        "CALL (n) { MATCH (n)-[r:LINKS_TO|TAGGED|IN_FOLDER|ATTACHES]->() DELETE r } "
+        "CALL (n, row) { MATCH (c:Chunk)-[:IN_NOTE]->(n) WHERE NOT c.id IN row.keep "
+        "OPTIONAL MATCH (x:Passage)-[:IN_CHUNK]->(c) DETACH DELETE x, c } "
+        "CALL (n) { MATCH (c:Chunk)-[r:NEXT_CHUNK]->(:Chunk)-[:IN_NOTE]->(n) DELETE r }"
+    )
 
 
 def upsert_notes() -> str:
-    return ("UNWIND $rows AS row MERGE (n:Note {path: row.path}) "
-            "SET n += row.props "
-            "WITH n, row MERGE (f:Folder {path: row.folder}) "
-            "ON CREATE SET f.name = row.folder_name MERGE (n)-[:IN_FOLDER]->(f) "
-            "WITH n, row UNWIND row.tags AS tag MERGE (t:Tag {name: tag}) MERGE (n)-[:TAGGED]->(t)")
+    return (
+        "UNWIND $rows AS row MERGE (n:Note {path: row.path}) "
+        "SET n += row.props "
+        "WITH n, row MERGE (f:Folder {path: row.folder}) "
+        "ON CREATE SET f.name = row.folder_name MERGE (n)-[:IN_FOLDER]->(f) "
+        "WITH n, row UNWIND row.tags AS tag MERGE (t:Tag {name: tag}) MERGE (n)-[:TAGGED]->(t)"
+    )
 
 
 def upsert_folders() -> str:
-    return ("UNWIND $rows AS row MERGE (f:Folder {path: row.path}) SET f.name = row.name "
-            "WITH f, row WHERE row.parent IS NOT NULL "
-            "MERGE (p:Folder {path: row.parent}) MERGE (f)-[:IN_FOLDER]->(p)")
+    return (
+        "UNWIND $rows AS row MERGE (f:Folder {path: row.path}) SET f.name = row.name "
+        "WITH f, row WHERE row.parent IS NOT NULL "
+        "MERGE (p:Folder {path: row.parent}) MERGE (f)-[:IN_FOLDER]->(p)"
+    )
 
 
 def link_tags() -> str:
-    return ("UNWIND $rows AS row MERGE (c:Tag {name: row.child}) MERGE (p:Tag {name: row.parent}) "
-            "MERGE (c)-[:CHILD_OF]->(p)")
+    return (
+        "UNWIND $rows AS row MERGE (c:Tag {name: row.child}) MERGE (p:Tag {name: row.parent}) "
+        "MERGE (c)-[:CHILD_OF]->(p)"
+    )
 
 
 def upsert_chunks() -> str:
     """Write chunks; their passages carry the vectors (upsert_passages)."""
-    return ("UNWIND $rows AS row MATCH (n:Note {path: row.note_path}) "
-            "MERGE (c:Chunk {id: row.id}) "
-            "SET c += row.props, c.hash = row.hash "
-            "MERGE (c)-[:IN_NOTE]->(n)")
+    return (
+        "UNWIND $rows AS row MATCH (n:Note {path: row.note_path}) "
+        "MERGE (c:Chunk {id: row.id}) "
+        "SET c += row.props, c.hash = row.hash "
+        "MERGE (c)-[:IN_NOTE]->(n)"
+    )
 
 
-_PASSAGE_COPY = ", ".join(f"p.{k} = c.{k}" for k in ("note_path", "breadcrumb", "title", "date", "folder_key",
-                                                      "tags", "private", "facets", "privacy"))
+_PASSAGE_COPY = ", ".join(
+    f"p.{k} = c.{k}"
+    for k in ("note_path", "breadcrumb", "title", "date", "folder_key", "tags", "private", "facets", "privacy")
+)
 
 
 def upsert_passages() -> str:
     """A chunk's passages, after the chunk (same transaction): passages it no longer has go; an unchanged hash
     keeps its vector, a known hash elsewhere lends its vector, any other passage is :Pending."""
-    return ("UNWIND $rows AS row MATCH (c:Chunk {id: row.id}) "
-            "CALL (c, row) { MATCH (x:Passage)-[:IN_CHUNK]->(c) "
-            "WHERE NOT x.id IN [q IN row.passages | q.id] DETACH DELETE x } "
-            "WITH c, row UNWIND row.passages AS q "
-            "MERGE (p:Passage {id: q.id}) "
-            "WITH c, p, q, p.hash = q.hash AS same "
-            "SET p.text = q.text, p.ord = q.ord, p.hash = q.hash, p.chunk_id = c.id, " + _PASSAGE_COPY + ", "
-            "p.search = c.folder_key + ' ' + c.breadcrumb + '\n' + q.text "
-            "MERGE (p)-[:IN_CHUNK]->(c) "
-            "WITH p, q, same WHERE NOT same OR coalesce(p.embedding, p.embedding_private) IS NULL "
-            "OPTIONAL MATCH (o:Passage {hash: q.hash}) WHERE o <> p AND o.embedder = $embedder "
-            "AND coalesce(o.embedding, o.embedding_private) IS NOT NULL "
-            "WITH p, head(collect(coalesce(o.embedding, o.embedding_private))) AS vec "
-            "SET p.embedding = CASE WHEN p.private THEN null ELSE vec END, "
-            "p.embedding_private = CASE WHEN p.private THEN vec ELSE null END, "
-            "p.embedder = CASE WHEN vec IS NULL THEN null ELSE $embedder END "
-            "WITH p, vec WHERE vec IS NULL SET p:Pending")
+    return (
+        "UNWIND $rows AS row MATCH (c:Chunk {id: row.id}) "
+        "CALL (c, row) { MATCH (x:Passage)-[:IN_CHUNK]->(c) "
+        "WHERE NOT x.id IN [q IN row.passages | q.id] DETACH DELETE x } "
+        "WITH c, row UNWIND row.passages AS q "
+        "MERGE (p:Passage {id: q.id}) "
+        "WITH c, p, q, p.hash = q.hash AS same "
+        "SET p.text = q.text, p.ord = q.ord, p.hash = q.hash, p.chunk_id = c.id, " + _PASSAGE_COPY + ", "
+        "p.search = c.folder_key + ' ' + c.breadcrumb + '\n' + q.text "
+        "MERGE (p)-[:IN_CHUNK]->(c) "
+        "WITH p, q, same WHERE NOT same OR coalesce(p.embedding, p.embedding_private) IS NULL "
+        "OPTIONAL MATCH (o:Passage {hash: q.hash}) WHERE o <> p AND o.embedder = $embedder "
+        "AND coalesce(o.embedding, o.embedding_private) IS NOT NULL "
+        "WITH p, head(collect(coalesce(o.embedding, o.embedding_private))) AS vec "
+        "SET p.embedding = CASE WHEN p.private THEN null ELSE vec END, "
+        "p.embedding_private = CASE WHEN p.private THEN vec ELSE null END, "
+        "p.embedder = CASE WHEN vec IS NULL THEN null ELSE $embedder END "
+        "WITH p, vec WHERE vec IS NULL SET p:Pending"
+    )
 
 
 def link_next_chunks() -> str:
-    return ("UNWIND $pairs AS p MATCH (a:Chunk {id: p[0]}), (b:Chunk {id: p[1]}) MERGE (a)-[:NEXT_CHUNK]->(b)")
+    return "UNWIND $pairs AS p MATCH (a:Chunk {id: p[0]}), (b:Chunk {id: p[1]}) MERGE (a)-[:NEXT_CHUNK]->(b)"
 
 
 def link_notes() -> str:
     """Links between notes; one relationship per distinct link as written."""
-    return ("UNWIND $rows AS row MATCH (s:Note {path: row.source}), (t:Note {path: row.target}) "
-            "CREATE (s)-[:LINKS_TO {display: row.display, heading: row.heading, block: row.block, "
-            "embed: row.embed, link_kind: row.link_kind, count: row.count}]->(t)")
+    return (
+        "UNWIND $rows AS row MATCH (s:Note {path: row.source}), (t:Note {path: row.target}) "
+        "CREATE (s)-[:LINKS_TO {display: row.display, heading: row.heading, block: row.block, "
+        "embed: row.embed, link_kind: row.link_kind, count: row.count}]->(t)"
+    )
 
 
 def link_missing() -> str:
     """Links to notes or files that do not exist, kept on :Missing placeholders."""
-    return ("UNWIND $rows AS row MATCH (s:Note {path: row.source}) "
-            "MERGE (t:Missing {key: row.target}) ON CREATE SET t.name = row.name, t.kind = row.missing_kind "
-            "CREATE (s)-[:LINKS_TO {display: row.display, heading: row.heading, block: row.block, "
-            "embed: row.embed, link_kind: row.link_kind, count: row.count}]->(t)")
+    return (
+        "UNWIND $rows AS row MATCH (s:Note {path: row.source}) "
+        "MERGE (t:Missing {key: row.target}) ON CREATE SET t.name = row.name, t.kind = row.missing_kind "
+        "CREATE (s)-[:LINKS_TO {display: row.display, heading: row.heading, block: row.block, "
+        "embed: row.embed, link_kind: row.link_kind, count: row.count}]->(t)"
+    )
 
 
 def link_attachments() -> str:
-    return ("UNWIND $rows AS row MATCH (s:Note {path: row.source}) "
-            "MERGE (t:Attachment {path: row.target}) "
-            "CREATE (s)-[:ATTACHES {display: row.display, embed: row.embed, count: row.count}]->(t)")
+    return (
+        "UNWIND $rows AS row MATCH (s:Note {path: row.source}) "
+        "MERGE (t:Attachment {path: row.target}) "
+        "CREATE (s)-[:ATTACHES {display: row.display, embed: row.embed, count: row.count}]->(t)"
+    )
 
 
 def clear_links() -> str:
-    return ("UNWIND $paths AS path MATCH (n:Note {path: path})-[r:LINKS_TO|ATTACHES]->() DELETE r")
+    return "UNWIND $paths AS path MATCH (n:Note {path: path})-[r:LINKS_TO|ATTACHES]->() DELETE r"
 
 
 def set_link_sig() -> str:
@@ -224,32 +265,40 @@ def set_link_sig() -> str:
 
 def suspect_raw_links() -> str:
     """Notes whose links are pending, or whose LINKS_TO/ATTACHES count is not what was written."""
-    return ("MATCH (n:Note) WITH n, COUNT { (n)-[:LINKS_TO|ATTACHES]->() } AS edges "
-            "WHERE n.link_sig = '' OR n.link_n IS NULL OR n.link_n <> edges "
-            "RETURN n.path AS path, n.links_raw AS links, n.link_sig AS sig, edges ORDER BY path")
+    return (
+        "MATCH (n:Note) WITH n, COUNT { (n)-[:LINKS_TO|ATTACHES]->() } AS edges "
+        "WHERE n.link_sig = '' OR n.link_n IS NULL OR n.link_n <> edges "
+        "RETURN n.path AS path, n.links_raw AS links, n.link_sig AS sig, edges ORDER BY path"
+    )
 
 
 def all_raw_links() -> str:
-    return ("MATCH (n:Note) RETURN n.path AS path, n.links_raw AS links, n.link_sig AS sig, "
-            "COUNT { (n)-[:LINKS_TO|ATTACHES]->() } AS edges ORDER BY path")
+    return (
+        "MATCH (n:Note) RETURN n.path AS path, n.links_raw AS links, n.link_sig AS sig, "
+        "COUNT { (n)-[:LINKS_TO|ATTACHES]->() } AS edges ORDER BY path"
+    )
 
 
 def prune_orphans() -> str:
     """Placeholders, attachments, tags and folders nothing points at any more."""
-    return ("CALL () { MATCH (m:Missing) WHERE NOT ()-[:LINKS_TO]->(m) DETACH DELETE m } "
-            "CALL () { MATCH (a:Attachment) WHERE NOT ()-[:ATTACHES]->(a) DETACH DELETE a } "
-            # a note is tagged with every parent of its tags too, and a folder is kept while any note lies
-            # beneath it: a deleted subtree goes in one run, not one level per run
-            "CALL () { MATCH (t:Tag) WHERE NOT (:Note)-[:TAGGED]->(t) DETACH DELETE t } "
-            "CALL () { MATCH (f:Folder) WHERE f.path <> '' "
-            "AND NOT EXISTS { (:Note)-[:IN_FOLDER]->(:Folder)-[:IN_FOLDER*0..]->(f) } DETACH DELETE f }")
+    return (
+        "CALL () { MATCH (m:Missing) WHERE NOT ()-[:LINKS_TO]->(m) DETACH DELETE m } "
+        "CALL () { MATCH (a:Attachment) WHERE NOT ()-[:ATTACHES]->(a) DETACH DELETE a } "
+        # a note is tagged with every parent of its tags too, and a folder is kept while any note lies
+        # beneath it: a deleted subtree goes in one run, not one level per run
+        "CALL () { MATCH (t:Tag) WHERE NOT (:Note)-[:TAGGED]->(t) DETACH DELETE t } "
+        "CALL () { MATCH (f:Folder) WHERE f.path <> '' "
+        "AND NOT EXISTS { (:Note)-[:IN_FOLDER]->(:Folder)-[:IN_FOLDER*0..]->(f) } DETACH DELETE f }"
+    )
 
 
 def missing_report() -> str:
-    return ("MATCH (s:Note)-[r:LINKS_TO]->(m:Missing) "
-            "WITH m, s ORDER BY s.path "
-            "WITH m, count(*) AS links, collect(DISTINCT s.path) AS sources ORDER BY links DESC, m.key "
-            "RETURN collect([m.key, m.name, m.kind, links, sources]) AS rows")
+    return (
+        "MATCH (s:Note)-[r:LINKS_TO]->(m:Missing) "
+        "WITH m, s ORDER BY s.path "
+        "WITH m, count(*) AS links, collect(DISTINCT s.path) AS sources ORDER BY links DESC, m.key "
+        "RETURN collect([m.key, m.name, m.kind, links, sources]) AS rows"
+    )
 
 
 def aliases() -> str:
@@ -257,33 +306,41 @@ def aliases() -> str:
 
 
 def counts() -> str:
-    return ("CALL () { MATCH (n:Note) RETURN count(n) AS notes } "
-            "CALL () { MATCH (c:Chunk) RETURN count(c) AS chunks } "
-            "CALL () { MATCH (p:Passage) RETURN count(p) AS passages } "
-            "CALL () { MATCH (p:Passage:Pending) RETURN count(p) AS pending } "
-            "CALL () { MATCH (:Note)-[r:LINKS_TO]->(:Note) RETURN count(r) AS links } "
-            "CALL () { MATCH (:Note)-[r:LINKS_TO]->(:Missing) RETURN count(r) AS missing_links } "
-            "CALL () { MATCH (t:Tag) RETURN count(t) AS tags } "
-            "CALL () { MATCH (f:Folder) RETURN count(f) AS folders } "
-            "RETURN notes, chunks, passages, pending, links, missing_links, tags, folders")
+    return (
+        "CALL () { MATCH (n:Note) RETURN count(n) AS notes } "
+        "CALL () { MATCH (c:Chunk) RETURN count(c) AS chunks } "
+        "CALL () { MATCH (p:Passage) RETURN count(p) AS passages } "
+        "CALL () { MATCH (p:Passage:Pending) RETURN count(p) AS pending } "
+        "CALL () { MATCH (:Note)-[r:LINKS_TO]->(:Note) RETURN count(r) AS links } "
+        "CALL () { MATCH (:Note)-[r:LINKS_TO]->(:Missing) RETURN count(r) AS missing_links } "
+        "CALL () { MATCH (t:Tag) RETURN count(t) AS tags } "
+        "CALL () { MATCH (f:Folder) RETURN count(f) AS folders } "
+        "RETURN notes, chunks, passages, pending, links, missing_links, tags, folders"
+    )
 
 
 def pending_passages() -> str:
-    return ("MATCH (p:Passage:Pending) RETURN p.id AS id, p.note_path AS path, p.breadcrumb AS breadcrumb, "
-            "p.text AS text "
-            "ORDER BY p.id LIMIT $limit")
+    return (
+        "MATCH (p:Passage:Pending) RETURN p.id AS id, p.note_path AS path, p.breadcrumb AS breadcrumb, "
+        "p.text AS text "
+        "ORDER BY p.id LIMIT $limit"
+    )
 
 
 def set_embeddings() -> str:
-    return ("UNWIND $rows AS row MATCH (p:Passage {id: row.id}) "
-            "SET p.embedding = CASE WHEN p.private THEN null ELSE row.vec END, "
-            "p.embedding_private = CASE WHEN p.private THEN row.vec ELSE null END, "
-            "p.embedder = $embedder REMOVE p:Pending")
+    return (
+        "UNWIND $rows AS row MATCH (p:Passage {id: row.id}) "
+        "SET p.embedding = CASE WHEN p.private THEN null ELSE row.vec END, "
+        "p.embedding_private = CASE WHEN p.private THEN row.vec ELSE null END, "
+        "p.embedder = $embedder REMOVE p:Pending"
+    )
 
 
 def mark_all_pending() -> str:
-    return ("MATCH (p:Passage) CALL (p) { SET p:Pending REMOVE p.embedding, p.embedding_private, p.embedder } "
-            "IN TRANSACTIONS OF 5000 ROWS")
+    return (
+        "MATCH (p:Passage) CALL (p) { SET p:Pending REMOVE p.embedding, p.embedding_private, p.embedder } "
+        "IN TRANSACTIONS OF 5000 ROWS"
+    )
 
 
 def embedded_passages() -> str:
@@ -297,21 +354,24 @@ def server_version() -> str:
 
 def fulltext_passages() -> str:
     """Passages ranked by the full-text index, each naming its chunk."""
-    return (f"CALL db.index.fulltext.queryNodes('{PASSAGE_TEXT_INDEX}', $query, {{limit: $limit}}) "
-            "YIELD node, score RETURN node.chunk_id AS id, node.note_path AS path, node.id AS passage, score "
-            "ORDER BY score DESC, passage LIMIT $limit")
+    return (
+        f"CALL db.index.fulltext.queryNodes('{PASSAGE_TEXT_INDEX}', $query, {{limit: $limit}}) "
+        "YIELD node, score RETURN node.chunk_id AS id, node.note_path AS path, node.id AS passage, score "
+        "ORDER BY score DESC, passage LIMIT $limit"
+    )
 
 
 def vector_passages(private: bool = False) -> str:
     """Nearest passages from the public index, or from the private one."""
-    name, prop = (PRIVATE_PASSAGE_VECTOR_INDEX, "embedding_private") if private else (PASSAGE_VECTOR_INDEX,
-                                                                                          "embedding")
+    name, prop = (PRIVATE_PASSAGE_VECTOR_INDEX, "embedding_private") if private else (PASSAGE_VECTOR_INDEX, "embedding")
     # The index quantizes vectors per Lucene segment, so its scores depend on how the index grew; each
     # candidate is scored again on its stored vector, which depends only on the passage and the question.
-    return (f"CALL db.index.vector.queryNodes('{name}', $candidates, $vec) YIELD node "
-            f"WITH node, vector.similarity.cosine(node.{prop}, $vec) AS score "
-            "RETURN node.chunk_id AS id, node.note_path AS path, node.id AS passage, score "
-            "ORDER BY score DESC, passage LIMIT $limit")
+    return (
+        f"CALL db.index.vector.queryNodes('{name}', $candidates, $vec) YIELD node "
+        f"WITH node, vector.similarity.cosine(node.{prop}, $vec) AS score "
+        "RETURN node.chunk_id AS id, node.note_path AS path, node.id AS passage, score "
+        "ORDER BY score DESC, passage LIMIT $limit"
+    )
 
 
 def chunk_filter(folder: bool, tag: bool, since: bool, until: bool) -> str:
@@ -328,53 +388,63 @@ def chunk_filter(folder: bool, tag: bool, since: bool, until: bool) -> str:
     return " AND ".join(parts)
 
 
-def vector_chunks_filtered(folder: bool = True, tag: bool = True, since: bool = True, until: bool = True,
-                           private: bool = False) -> str:
+def vector_chunks_filtered(
+    folder: bool = True, tag: bool = True, since: bool = True, until: bool = True, private: bool = False
+) -> str:
     """Exact cosine over only the passages that pass the filters, of the public or the private index's
     property (no over-fetch, no post-filter)."""
     prop = "embedding_private" if private else "embedding"
-    return ("MATCH (c:Passage) WHERE " + chunk_filter(folder, tag, since, until) + " "
-            f"AND c.{prop} IS NOT NULL "
-            f"WITH c, vector.similarity.cosine(c.{prop}, $vec) AS score "
-            "RETURN c.chunk_id AS id, c.note_path AS path, c.id AS passage, score "
-            "ORDER BY score DESC, id, passage LIMIT $limit")
+    return (
+        "MATCH (c:Passage) WHERE " + chunk_filter(folder, tag, since, until) + " "
+        f"AND c.{prop} IS NOT NULL "
+        f"WITH c, vector.similarity.cosine(c.{prop}, $vec) AS score "
+        "RETURN c.chunk_id AS id, c.note_path AS path, c.id AS passage, score "
+        "ORDER BY score DESC, id, passage LIMIT $limit"
+    )
 
 
 def vector_passages_prefiltered(folder: bool, tag: bool, since: bool, until: bool, private: bool = False) -> str:
     """The index's $candidates nearest passages, only those that pass the filters, scored on their stored
     vectors: exact whenever at least $limit of them pass (the caller scans otherwise)."""
-    name, prop = (PRIVATE_PASSAGE_VECTOR_INDEX, "embedding_private") if private else (PASSAGE_VECTOR_INDEX,
-                                                                                          "embedding")
-    return (f"CALL db.index.vector.queryNodes('{name}', $candidates, $vec) YIELD node AS c "
-            "WITH c WHERE " + chunk_filter(folder, tag, since, until) + " "
-            f"WITH c, vector.similarity.cosine(c.{prop}, $vec) AS score "
-            "RETURN c.chunk_id AS id, c.note_path AS path, c.id AS passage, score "
-            "ORDER BY score DESC, id, passage LIMIT $limit")
+    name, prop = (PRIVATE_PASSAGE_VECTOR_INDEX, "embedding_private") if private else (PASSAGE_VECTOR_INDEX, "embedding")
+    return (
+        f"CALL db.index.vector.queryNodes('{name}', $candidates, $vec) YIELD node AS c "
+        "WITH c WHERE " + chunk_filter(folder, tag, since, until) + " "
+        f"WITH c, vector.similarity.cosine(c.{prop}, $vec) AS score "
+        "RETURN c.chunk_id AS id, c.note_path AS path, c.id AS passage, score "
+        "ORDER BY score DESC, id, passage LIMIT $limit"
+    )
 
 
 def backfill_folder_keys() -> str:
-    return ("MATCH (c:Chunk) WHERE c.folder_key IS NULL CALL (c) { SET c.folder_key = c.folder + '/' } "
-            "IN TRANSACTIONS OF 5000 ROWS")
+    return (
+        "MATCH (c:Chunk) WHERE c.folder_key IS NULL CALL (c) { SET c.folder_key = c.folder + '/' } "
+        "IN TRANSACTIONS OF 5000 ROWS"
+    )
 
 
 def chunk_details() -> str:
-    return ("UNWIND $ids AS cid MATCH (c:Chunk {id: cid})-[:IN_NOTE]->(n:Note) "
-            "RETURN c.id AS id, c.text AS text, c.breadcrumb AS breadcrumb, c.date AS date, c.tokens AS tokens, "
-            "c.ord AS ord, n.path AS path, n.title AS title, n.date AS note_date, n.aliases AS aliases")
+    return (
+        "UNWIND $ids AS cid MATCH (c:Chunk {id: cid})-[:IN_NOTE]->(n:Note) "
+        "RETURN c.id AS id, c.text AS text, c.breadcrumb AS breadcrumb, c.date AS date, c.tokens AS tokens, "
+        "c.ord AS ord, n.path AS path, n.title AS title, n.date AS note_date, n.aliases AS aliases"
+    )
 
 
 def mark_private() -> str:
     """Re-mark notes and chunks after the private folders changed (kb decides which paths are private: case,
     Unicode form and symlink targets count); vectors move to the matching index."""
-    return ("MATCH (n:Note) WITH n, n.path IN $private_paths AS p "
-            "SET n.private = p WITH n, p MATCH (c:Chunk)-[:IN_NOTE]->(n) WHERE c.private <> p "
-            "WITH c, p, coalesce(c.embedding, c.embedding_private) AS vec "
-            f"SET c.private = p, c.privacy = CASE WHEN p THEN '{PRIVATE_WORD}' ELSE '' END, "
-            "c.embedding = CASE WHEN p THEN null ELSE vec END, "
-            "c.embedding_private = CASE WHEN p THEN vec ELSE null END "
-            "WITH c, p MATCH (x:Passage)-[:IN_CHUNK]->(c) WITH x, p, coalesce(x.embedding, x.embedding_private) AS v "
-            f"SET x.private = p, x.privacy = CASE WHEN p THEN '{PRIVATE_WORD}' ELSE '' END, "
-            "x.embedding = CASE WHEN p THEN null ELSE v END, x.embedding_private = CASE WHEN p THEN v ELSE null END")
+    return (
+        "MATCH (n:Note) WITH n, n.path IN $private_paths AS p "
+        "SET n.private = p WITH n, p MATCH (c:Chunk)-[:IN_NOTE]->(n) WHERE c.private <> p "
+        "WITH c, p, coalesce(c.embedding, c.embedding_private) AS vec "
+        f"SET c.private = p, c.privacy = CASE WHEN p THEN '{PRIVATE_WORD}' ELSE '' END, "
+        "c.embedding = CASE WHEN p THEN null ELSE vec END, "
+        "c.embedding_private = CASE WHEN p THEN vec ELSE null END "
+        "WITH c, p MATCH (x:Passage)-[:IN_CHUNK]->(c) WITH x, p, coalesce(x.embedding, x.embedding_private) AS v "
+        f"SET x.private = p, x.privacy = CASE WHEN p THEN '{PRIVATE_WORD}' ELSE '' END, "
+        "x.embedding = CASE WHEN p THEN null ELSE v END, x.embedding_private = CASE WHEN p THEN v ELSE null END"
+    )
 
 
 def note_real_paths(private_only: bool = False) -> str:
@@ -384,8 +454,10 @@ def note_real_paths(private_only: bool = False) -> str:
 
 
 def notes_with_warnings() -> str:
-    return ("MATCH (n:Note) WHERE size(coalesce(n.warnings, [])) > 0 "
-            "RETURN n.path AS path, n.warnings AS warnings ORDER BY path")
+    return (
+        "MATCH (n:Note) WHERE size(coalesce(n.warnings, [])) > 0 "
+        "RETURN n.path AS path, n.warnings AS warnings ORDER BY path"
+    )
 
 
 def delete_everything() -> str:
@@ -398,33 +470,39 @@ BROWSER_QUERIES = {
         "// A note with its links in and out, tags and folder (set $path first: :param path => 'Folder/Note.md')\n"
         "MATCH (n:Note {path: $path})\n"
         "OPTIONAL MATCH (n)-[r:LINKS_TO|TAGGED|IN_FOLDER|ATTACHES]-(m)\n"
-        "RETURN n, r, m"),
+        "RETURN n, r, m"
+    ),
     "most-linked-notes.cypher": (
         "// The notes with the most incoming links\n"
         "MATCH (n:Note)<-[r:LINKS_TO]-(:Note)\n"
         "RETURN n.path AS note, n.date AS date, count(r) AS incoming\n"
-        "ORDER BY incoming DESC, note LIMIT 25"),
+        "ORDER BY incoming DESC, note LIMIT 25"
+    ),
     "broken-links.cypher": (
         "// Links to notes or files that do not exist, most linked first\n"
         "MATCH (s:Note)-[:LINKS_TO]->(m:Missing)\n"
         "RETURN m.name AS missing, m.kind AS kind, count(*) AS links, collect(s.path)[..5] AS from\n"
-        "ORDER BY links DESC, missing"),
+        "ORDER BY links DESC, missing"
+    ),
     "note-chunks.cypher": (
         "// The chunks of a note in reading order, with breadcrumbs and dates (:param path => '...')\n"
         "MATCH (c:Chunk)-[:IN_NOTE]->(:Note {path: $path})\n"
         "RETURN c.ord AS ord, c.breadcrumb AS breadcrumb, c.date AS date, c.tokens AS tokens\n"
-        "ORDER BY ord"),
+        "ORDER BY ord"
+    ),
     "entity-claim-timeline.cypher": (
         "// An entity's claims, current first, with what superseded them (:param name => 'Acme')\n"
         "MATCH (cl:Claim)-[:ABOUT]->(e:Entity {name: $name})\n"
         "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim)\n"
         "RETURN cl.attribute AS attribute, cl.value AS value, cl.modality AS modality, cl.is_current AS current,\n"
         "       cl.note_path AS note, cl.note_date AS date, n.value AS superseded_by\n"
-        "ORDER BY attribute, current DESC, coalesce(cl.valid_from, cl.note_date) DESC"),
+        "ORDER BY attribute, current DESC, coalesce(cl.valid_from, cl.note_date) DESC"
+    ),
     "notes-by-tag.cypher": (
         "// Notes under a tag, nested tags included (:param tag => 'client')\n"
         "MATCH (n:Note) WHERE $tag IN n.tags\n"
-        "RETURN n.path AS note, n.date AS date ORDER BY date DESC"),
+        "RETURN n.path AS note, n.date AS date ORDER BY date DESC"
+    ),
 }
 
 
@@ -433,23 +511,31 @@ KNOWLEDGE_CONSTRAINTS = (("entity_key", "Entity", "key"), ("claim_id", "Claim", 
 
 
 def knowledge_schema() -> list[str]:
-    return [f"CREATE CONSTRAINT {n} IF NOT EXISTS FOR (x:{lab}) REQUIRE x.{p} IS UNIQUE"
-            for n, lab, p in KNOWLEDGE_CONSTRAINTS] + [
+    return [
+        f"CREATE CONSTRAINT {n} IF NOT EXISTS FOR (x:{lab}) REQUIRE x.{p} IS UNIQUE"
+        for n, lab, p in KNOWLEDGE_CONSTRAINTS
+    ] + [
         "CREATE INDEX claim_attribute IF NOT EXISTS FOR (c:Claim) ON (c.attribute)",
-        "CREATE INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON (e.name)", entity_fulltext_index()]
+        "CREATE INDEX entity_name IF NOT EXISTS FOR (e:Entity) ON (e.name)",
+        entity_fulltext_index(),
+    ]
 
 
 def knowledge_chunks() -> str:
     """Every chunk with what extraction needs, as one row."""
-    return ("MATCH (c:Chunk)-[:IN_NOTE]->(n:Note) WITH c, n ORDER BY c.id "
-            "RETURN collect([c.id, c.text, c.breadcrumb, n.path, c.date, n.folder, c.private, c.ord, n.updated]) "
-            "AS rows")
+    return (
+        "MATCH (c:Chunk)-[:IN_NOTE]->(n:Note) WITH c, n ORDER BY c.id "
+        "RETURN collect([c.id, c.text, c.breadcrumb, n.path, c.date, n.folder, c.private, c.ord, n.updated]) "
+        "AS rows"
+    )
 
 
 def delete_knowledge() -> list[str]:
     """Claims first (with their edges), then entities; each by its label, in large transactions."""
-    return [f"MATCH (x:{label}) CALL (x) {{ DETACH DELETE x }} IN TRANSACTIONS OF 20000 ROWS"
-            for label in ("Claim", "Entity")]
+    return [
+        f"MATCH (x:{label}) CALL (x) {{ DETACH DELETE x }} IN TRANSACTIONS OF 20000 ROWS"
+        for label in ("Claim", "Entity")
+    ]
 
 
 def create_entities() -> str:
@@ -458,28 +544,36 @@ def create_entities() -> str:
 
 def create_mentions() -> str:
     """Rows are chunks with the keys of the entities they mention: one chunk lookup per chunk."""
-    return ("UNWIND $rows AS row MATCH (c:Chunk {id: row.chunk}) UNWIND row.entities AS key "
-            "MATCH (e:Entity {key: key}) CREATE (c)-[:MENTIONS]->(e)")
+    return (
+        "UNWIND $rows AS row MATCH (c:Chunk {id: row.chunk}) UNWIND row.entities AS key "
+        "MATCH (e:Entity {key: key}) CREATE (c)-[:MENTIONS]->(e)"
+    )
 
 
 def create_relationships(rel_type: str) -> str:
     """One statement per type: relationship types cannot be parameters. `rel_type` comes from the closed list."""
     if not rel_type.isidentifier() or not rel_type.isupper():
         raise ValueError(f"not a relationship type: {rel_type!r}")
-    return ("UNWIND $rows AS row MATCH (a:Entity {key: row.source}), (b:Entity {key: row.target}) "
-            f"CREATE (a)-[r:{rel_type}]->(b) SET r = row.props")
+    return (
+        "UNWIND $rows AS row MATCH (a:Entity {key: row.source}), (b:Entity {key: row.target}) "
+        f"CREATE (a)-[r:{rel_type}]->(b) SET r = row.props"
+    )
 
 
 def create_claims() -> str:
-    return ("UNWIND $rows AS row MATCH (c:Chunk {id: row.chunk}), (e:Entity {key: row.entity}) "
-            "CREATE (c)-[:SUPPORTS]->(cl:Claim)-[:ABOUT]->(e) SET cl = row.props")
+    return (
+        "UNWIND $rows AS row MATCH (c:Chunk {id: row.chunk}), (e:Entity {key: row.entity}) "
+        "CREATE (c)-[:SUPPORTS]->(cl:Claim)-[:ABOUT]->(e) SET cl = row.props"
+    )
 
 
 def knowledge_counts() -> str:
-    return ("CALL () { MATCH (e:Entity) RETURN count(e) AS entities } "
-            "CALL () { MATCH (c:Claim) RETURN count(c) AS claims } "
-            "CALL () { MATCH (:Entity)-[r]->(:Entity) RETURN count(r) AS relationships } "
-            "RETURN entities, claims, relationships")
+    return (
+        "CALL () { MATCH (e:Entity) RETURN count(e) AS entities } "
+        "CALL () { MATCH (c:Claim) RETURN count(c) AS claims } "
+        "CALL () { MATCH (:Entity)-[r]->(:Entity) RETURN count(r) AS relationships } "
+        "RETURN entities, claims, relationships"
+    )
 
 
 def create_claim_edges(rel_type: str) -> str:
@@ -490,8 +584,10 @@ def create_claim_edges(rel_type: str) -> str:
 
 
 def create_described_by() -> str:
-    return ("UNWIND $rows AS row MATCH (e:Entity {key: row.entity}), (n:Note {path: row.path}) "
-            "CREATE (e)-[:DESCRIBED_BY]->(n)")
+    return (
+        "UNWIND $rows AS row MATCH (e:Entity {key: row.entity}), (n:Note {path: row.path}) "
+        "CREATE (e)-[:DESCRIBED_BY]->(n)"
+    )
 
 
 def label_hubs() -> str:
@@ -500,29 +596,35 @@ def label_hubs() -> str:
 
 def entity_candidates() -> str:
     """Entities whose name or an alias matches, case-insensitively (the caller applies the capital rule)."""
-    return ("MATCH (e:Entity) WHERE toLower(e.name) = toLower($name) "
-            "OR any(a IN e.aliases WHERE toLower(a) = toLower($name)) "
-            "RETURN properties(e) AS e ORDER BY e.mentions DESC, e.key")
+    return (
+        "MATCH (e:Entity) WHERE toLower(e.name) = toLower($name) "
+        "OR any(a IN e.aliases WHERE toLower(a) = toLower($name)) "
+        "RETURN properties(e) AS e ORDER BY e.mentions DESC, e.key"
+    )
 
 
 def entity_claims() -> str:
-    return ("MATCH (cl:Claim)-[:ABOUT]->(:Entity {key: $key}) "
-            "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
-            "OPTIONAL MATCH (cl)-[:CONFLICTS_WITH]-(x:Claim) "
-            "OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
-            "WITH cl, collect(DISTINCT n {.id, .value, .note_path, as_of: coalesce(n.valid_from, n.note_date)}) "
-            "AS superseded_by, "
-            "collect(DISTINCT x {.id, .value, .note_path, as_of: coalesce(x.valid_from, x.note_date)}) "
-            "AS conflicts, collect(DISTINCT f {.id, .value, .note_path, as_of: coalesce(f.valid_from, f.note_date)}) "
-            "AS then "
-            "RETURN properties(cl) AS claim, superseded_by, conflicts, then "
-            "ORDER BY cl.attribute, cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id")
+    return (
+        "MATCH (cl:Claim)-[:ABOUT]->(:Entity {key: $key}) "
+        "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
+        "OPTIONAL MATCH (cl)-[:CONFLICTS_WITH]-(x:Claim) "
+        "OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
+        "WITH cl, collect(DISTINCT n {.id, .value, .note_path, as_of: coalesce(n.valid_from, n.note_date)}) "
+        "AS superseded_by, "
+        "collect(DISTINCT x {.id, .value, .note_path, as_of: coalesce(x.valid_from, x.note_date)}) "
+        "AS conflicts, collect(DISTINCT f {.id, .value, .note_path, as_of: coalesce(f.valid_from, f.note_date)}) "
+        "AS then "
+        "RETURN properties(cl) AS claim, superseded_by, conflicts, then "
+        "ORDER BY cl.attribute, cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id"
+    )
 
 
 def entity_relationships() -> str:
-    return ("MATCH (e:Entity {key: $key})-[r]-(o:Entity) "
-            "RETURN type(r) AS type, startNode(r) = e AS outgoing, o.name AS other, o.key AS other_key, "
-            "properties(r) AS props ORDER BY r.count DESC, type, other")
+    return (
+        "MATCH (e:Entity {key: $key})-[r]-(o:Entity) "
+        "RETURN type(r) AS type, startNode(r) = e AS outgoing, o.name AS other, o.key AS other_key, "
+        "properties(r) AS props ORDER BY r.count DESC, type, other"
+    )
 
 
 def entities_with_merges() -> str:
@@ -534,22 +636,27 @@ ENTITY_INDEX = "entity_names"
 
 
 def entity_fulltext_index() -> str:
-    return (f"CREATE FULLTEXT INDEX {ENTITY_INDEX} IF NOT EXISTS FOR (e:Entity) ON EACH [e.names_text] "
-            "OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}}")
+    return (
+        f"CREATE FULLTEXT INDEX {ENTITY_INDEX} IF NOT EXISTS FOR (e:Entity) ON EACH [e.names_text] "
+        "OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}}"
+    )
 
 
-_SIM = ("CASE WHEN $qvec IS NULL OR {v}.line_vec IS NULL THEN null "
-        "ELSE vector.similarity.cosine({v}.line_vec, $qvec) END")
+_SIM = (
+    "CASE WHEN $qvec IS NULL OR {v}.line_vec IS NULL THEN null ELSE vector.similarity.cosine({v}.line_vec, $qvec) END"
+)
 
 
 def _link_map(r: str, start: str, o: str, via: str | None, score: str | None = None) -> str:
     """A relationship as graph search reads it, with the note and date of its first (visible) chunk."""
     via_part = f"via: {via}.name, " if via else ""
-    return (f"{{type: type({r}), outgoing: startNode({r}) = {start}, other: {o}.name, other_key: {o}.key, {via_part}"
-            f"hub: {o}:HubEntity, count: {r}.count, last_seen: {r}.last_seen, modalities: {r}.modalities, "
-            f"evidence: CASE WHEN $private THEN {r}.evidence[..1] ELSE {r}.public_evidence[..1] END, "
-            f"chunk_ids: CASE WHEN $private THEN {r}.chunk_ids[..1] ELSE {r}.public_chunk_ids[..1] END, "
-            f"cite_path: c.note_path, cite_date: c.date, score: {score or _SIM.format(v=r)}}}")
+    return (
+        f"{{type: type({r}), outgoing: startNode({r}) = {start}, other: {o}.name, other_key: {o}.key, {via_part}"
+        f"hub: {o}:HubEntity, count: {r}.count, last_seen: {r}.last_seen, modalities: {r}.modalities, "
+        f"evidence: CASE WHEN $private THEN {r}.evidence[..1] ELSE {r}.public_evidence[..1] END, "
+        f"chunk_ids: CASE WHEN $private THEN {r}.chunk_ids[..1] ELSE {r}.public_chunk_ids[..1] END, "
+        f"cite_path: c.note_path, cite_date: c.date, score: {score or _SIM.format(v=r)}}}"
+    )
 
 
 # the question asks for an attribute when it names one of its stems ("customers": customer_count,
@@ -557,28 +664,32 @@ def _link_map(r: str, start: str, o: str, via: str | None, score: str | None = N
 _ASKED = "any(s IN coalesce(cl.attr_stems, []) WHERE s IN $asked)"
 _VISIBLE_CLAIM = "($private OR NOT coalesce(cl.private, false))"
 # a claim with its timeline neighbours (superseded by, conflicts with, followed by), collected as one list
-_TIMELINE = ("OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
-             "OPTIONAL MATCH (cl)-[:CONFLICTS_WITH]-(x:Claim) "
-             "OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
-             "WITH k, e, cl, asked, score, collect(DISTINCT n {.value, .note_path, .note_date, .private, "
-             "as_of: coalesce(n.valid_from, n.note_date)}) AS sup, "
-             "collect(DISTINCT x {.value, .note_path, .note_date, .private}) AS conf, "
-             "collect(DISTINCT f {.value, .note_path, .private, as_of: coalesce(f.valid_from, f.note_date)}) AS then "
-             "ORDER BY k, cl.attribute, cl.id "
-             "RETURN collect({entry: k, entity: e.name, claim: cl {.attribute, .value, .quote, .modality, .valid_from, "
-             ".note_date, .note_path, .is_current, .private, .attr_stems}, "
-             "chunk: [(c:Chunk)-[:SUPPORTS]->(cl) | c.id][0], "
-             "sup: sup, conf: conf, "
-             "then: then, score: score, asked: asked})")
+_TIMELINE = (
+    "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
+    "OPTIONAL MATCH (cl)-[:CONFLICTS_WITH]-(x:Claim) "
+    "OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
+    "WITH k, e, cl, asked, score, collect(DISTINCT n {.value, .note_path, .note_date, .private, "
+    "as_of: coalesce(n.valid_from, n.note_date)}) AS sup, "
+    "collect(DISTINCT x {.value, .note_path, .note_date, .private}) AS conf, "
+    "collect(DISTINCT f {.value, .note_path, .private, as_of: coalesce(f.valid_from, f.note_date)}) AS then "
+    "ORDER BY k, cl.attribute, cl.id "
+    "RETURN collect({entry: k, entity: e.name, claim: cl {.attribute, .value, .quote, .modality, .valid_from, "
+    ".note_date, .note_path, .is_current, .private, .attr_stems}, "
+    "chunk: [(c:Chunk)-[:SUPPORTS]->(cl) | c.id][0], "
+    "sup: sup, conf: conf, "
+    "then: then, score: score, asked: asked})"
+)
 
 
 # a name occurs in $question as a whole word (Unicode); one-word names in capitals ("HIS") only with their
 # capitals, pronouns never ($pronouns); a plain substring test first spares most names the regex
-_OCCURS = ("size(n) >= 2 AND NOT toLower(n) IN $pronouns AND toLower($question) CONTAINS toLower(n) "
-           "AND $question =~ "
-           "((CASE WHEN NOT n CONTAINS ' ' AND n = toUpper(n) AND n <> toLower(n) THEN '' ELSE '(?i)' END) + "
-           # a name next to a Han character still counts as a whole word: Chinese writes no spaces
-           r"'(?sU).*(?<![\\w&&[^\\p{IsHan}]])\\Q' + replace(n, '\\E', '') + '\\E(?![\\w&&[^\\p{IsHan}]]).*')")
+_OCCURS = (
+    "size(n) >= 2 AND NOT toLower(n) IN $pronouns AND toLower($question) CONTAINS toLower(n) "
+    "AND $question =~ "
+    "((CASE WHEN NOT n CONTAINS ' ' AND n = toUpper(n) AND n <> toLower(n) THEN '' ELSE '(?i)' END) + "
+    # a name next to a Han character still counts as a whole word: Chinese writes no spaces
+    r"'(?sU).*(?<![\\w&&[^\\p{IsHan}]])\\Q' + replace(n, '\\E', '') + '\\E(?![\\w&&[^\\p{IsHan}]]).*')"
+)
 
 
 def _visible(r: str) -> str:
@@ -586,8 +697,9 @@ def _visible(r: str) -> str:
 
 
 def _first_chunk(r: str) -> str:
-    return (f"OPTIONAL MATCH (c:Chunk {{id: CASE WHEN $private THEN {r}.chunk_ids[0] "
-            f"ELSE {r}.public_chunk_ids[0] END}}) ")
+    return (
+        f"OPTIONAL MATCH (c:Chunk {{id: CASE WHEN $private THEN {r}.chunk_ids[0] ELSE {r}.public_chunk_ids[0] END}}) "
+    )
 
 
 def graph_context(vectors: bool) -> str:
@@ -599,51 +711,75 @@ def graph_context(vectors: bool) -> str:
     a hub); and claims: those whose attribute stems the question asks for ($per_entity each,
     whole timelines) plus the $others most similar to it. Private evidence and claims only with $private.
     One statement: on two cores, splitting it into halves run side by side measured slower."""
-    named = ("CALL () { UNWIND CASE WHEN $words = '' THEN [] ELSE [1] END AS go "
-             f"CALL db.index.fulltext.queryNodes('{ENTITY_INDEX}', $words, {{limit: 200}}) YIELD node "
-             "WITH node WHERE any(n IN [node.name] + coalesce(node.aliases, []) WHERE " + _OCCURS + ") "
-             "WITH node ORDER BY size(node.name) DESC, node.key LIMIT 12 "
-             "RETURN collect({key: node.key, name: node.name}) AS named } "
-             "WITH named, [x IN named | x.key] AS named_keys ")
-    seeds = (named + "CALL (named_keys) { UNWIND $chunk_ids AS cid MATCH (:Chunk {id: cid})-[:MENTIONS]->(e:Entity) "
-             "WHERE NOT e.key IN named_keys WITH e, count(*) AS n ORDER BY n DESC, e.mentions DESC, e.key "
-             "LIMIT $seeds RETURN collect({key: e.key, name: e.name}) AS seeds } "
-             "WITH named, named_keys, seeds, named_keys + [s IN seeds | s.key] AS keys, "
-             "CASE WHEN $two_hops THEN named_keys ELSE [] END AS hop_keys ")
-    links = ("CALL (keys, named_keys) { UNWIND keys AS k MATCH (e:Entity {key: k})-[r]-(o:Entity) WHERE "
-             + _visible("r") + " "
-             "WITH k, e, r, o, k IN named_keys AS is_named ORDER BY r.count DESC, r.last_seen DESC, o.key, type(r) "
-             "WITH k, e, is_named, collect([r, o]) AS rs "
-             "WITH k, e, rs[..CASE WHEN is_named THEN $limit ELSE $seed_limit END] AS top "
-             "UNWIND range(0, size(top) - 1) AS i "
-             "WITH k, e, i, top[i][0] AS r, top[i][1] AS o "
-             "WITH k, e, i, r, o, type(r) IN $types AS pinned, " + _SIM.format(v="r") + " AS score "
-             "ORDER BY pinned DESC, score DESC, k, i "
-             "WITH collect({k: k, e: e, i: i, r: r, o: o, pinned: pinned, score: score}) AS all "
-             "UNWIND [x IN all WHERE x.pinned] + [x IN all WHERE NOT x.pinned][..$others] AS x "
-             "WITH x.k AS k, x.e AS e, x.i AS i, x.r AS r, x.o AS o, x.score AS score " + _first_chunk("r") +
-             "RETURN collect({entry: k, rank: i, row: " + _link_map("r", "e", "o", None, "score") + "}) AS links } ")
-    hops = ("CALL (hop_keys) { UNWIND hop_keys AS k MATCH (e:Entity {key: k})-[r1]-(m:Entity)-[r2]-(o:Entity) "
-            "WHERE type(r1) IN $types AND type(r2) IN $types AND NOT m:HubEntity AND o <> e AND "
-            + _visible("r1") + " AND " + _visible("r2") + " "
-            "WITH k, m, r2, o ORDER BY r2.count DESC, r2.last_seen DESC, o.key, m.key LIMIT $limit "
-            + _first_chunk("r2") + "RETURN collect({entry: k, row: " + _link_map("r2", "m", "o", "m") + "}) AS hops } ")
-    asked = ("CALL (keys) { UNWIND keys AS k MATCH (cl:Claim)-[:ABOUT]->(e:Entity {key: k}) "
-             "WHERE " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
-             "WITH k, e, cl ORDER BY cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id "
-             "WITH k, e, collect(cl)[..$per_entity] AS cls UNWIND cls AS cl "
-             "WITH k, e, cl, true AS asked, " + _SIM.format(v="cl") + " AS score " + _TIMELINE + " AS asked } ")
+    named = (
+        "CALL () { UNWIND CASE WHEN $words = '' THEN [] ELSE [1] END AS go "
+        f"CALL db.index.fulltext.queryNodes('{ENTITY_INDEX}', $words, {{limit: 200}}) YIELD node "
+        "WITH node WHERE any(n IN [node.name] + coalesce(node.aliases, []) WHERE " + _OCCURS + ") "
+        "WITH node ORDER BY size(node.name) DESC, node.key LIMIT 12 "
+        "RETURN collect({key: node.key, name: node.name}) AS named } "
+        "WITH named, [x IN named | x.key] AS named_keys "
+    )
+    seeds = (
+        named + "CALL (named_keys) { UNWIND $chunk_ids AS cid MATCH (:Chunk {id: cid})-[:MENTIONS]->(e:Entity) "
+        "WHERE NOT e.key IN named_keys WITH e, count(*) AS n ORDER BY n DESC, e.mentions DESC, e.key "
+        "LIMIT $seeds RETURN collect({key: e.key, name: e.name}) AS seeds } "
+        "WITH named, named_keys, seeds, named_keys + [s IN seeds | s.key] AS keys, "
+        "CASE WHEN $two_hops THEN named_keys ELSE [] END AS hop_keys "
+    )
+    links = (
+        "CALL (keys, named_keys) { UNWIND keys AS k MATCH (e:Entity {key: k})-[r]-(o:Entity) WHERE "
+        + _visible("r")
+        + " "
+        "WITH k, e, r, o, k IN named_keys AS is_named ORDER BY r.count DESC, r.last_seen DESC, o.key, type(r) "
+        "WITH k, e, is_named, collect([r, o]) AS rs "
+        "WITH k, e, rs[..CASE WHEN is_named THEN $limit ELSE $seed_limit END] AS top "
+        "UNWIND range(0, size(top) - 1) AS i "
+        "WITH k, e, i, top[i][0] AS r, top[i][1] AS o "
+        "WITH k, e, i, r, o, type(r) IN $types AS pinned, " + _SIM.format(v="r") + " AS score "
+        "ORDER BY pinned DESC, score DESC, k, i "
+        "WITH collect({k: k, e: e, i: i, r: r, o: o, pinned: pinned, score: score}) AS all "
+        "UNWIND [x IN all WHERE x.pinned] + [x IN all WHERE NOT x.pinned][..$others] AS x "
+        "WITH x.k AS k, x.e AS e, x.i AS i, x.r AS r, x.o AS o, x.score AS score "
+        + _first_chunk("r")
+        + "RETURN collect({entry: k, rank: i, row: "
+        + _link_map("r", "e", "o", None, "score")
+        + "}) AS links } "
+    )
+    hops = (
+        "CALL (hop_keys) { UNWIND hop_keys AS k MATCH (e:Entity {key: k})-[r1]-(m:Entity)-[r2]-(o:Entity) "
+        "WHERE type(r1) IN $types AND type(r2) IN $types AND NOT m:HubEntity AND o <> e AND "
+        + _visible("r1")
+        + " AND "
+        + _visible("r2")
+        + " "
+        "WITH k, m, r2, o ORDER BY r2.count DESC, r2.last_seen DESC, o.key, m.key LIMIT $limit "
+        + _first_chunk("r2")
+        + "RETURN collect({entry: k, row: "
+        + _link_map("r2", "m", "o", "m")
+        + "}) AS hops } "
+    )
+    asked = (
+        "CALL (keys) { UNWIND keys AS k MATCH (cl:Claim)-[:ABOUT]->(e:Entity {key: k}) "
+        "WHERE " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
+        "WITH k, e, cl ORDER BY cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id "
+        "WITH k, e, collect(cl)[..$per_entity] AS cls UNWIND cls AS cl "
+        "WITH k, e, cl, true AS asked, " + _SIM.format(v="cl") + " AS score " + _TIMELINE + " AS asked } "
+    )
     if vectors:  # the claims nearest the question, from the claim-line index, then those of the entry entities
-        others = ("CALL (keys) { UNWIND keys AS k MATCH (e:Entity {key: k}) WITH collect(e) AS es "
-                  f"CALL db.index.vector.queryNodes('{CLAIM_LINE_INDEX}', $fetch, $qvec) YIELD node AS cl, score "
-                  "MATCH (cl)-[:ABOUT]->(e:Entity) WHERE e IN es AND NOT " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
-                  "WITH e.key AS k, e, cl, score ORDER BY score DESC, cl.id LIMIT $others "
-                  "WITH k, e, cl, false AS asked, score " + _TIMELINE + " AS others } ")
+        others = (
+            "CALL (keys) { UNWIND keys AS k MATCH (e:Entity {key: k}) WITH collect(e) AS es "
+            f"CALL db.index.vector.queryNodes('{CLAIM_LINE_INDEX}', $fetch, $qvec) YIELD node AS cl, score "
+            "MATCH (cl)-[:ABOUT]->(e:Entity) WHERE e IN es AND NOT " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
+            "WITH e.key AS k, e, cl, score ORDER BY score DESC, cl.id LIMIT $others "
+            "WITH k, e, cl, false AS asked, score " + _TIMELINE + " AS others } "
+        )
     else:  # no question vector: the newest current claims of the entry entities
-        others = ("CALL (keys) { UNWIND keys AS k MATCH (cl:Claim)-[:ABOUT]->(e:Entity {key: k}) "
-                  "WHERE NOT " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
-                  "WITH k, e, cl ORDER BY cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id "
-                  "LIMIT $others WITH k, e, cl, false AS asked, null AS score " + _TIMELINE + " AS others } ")
+        others = (
+            "CALL (keys) { UNWIND keys AS k MATCH (cl:Claim)-[:ABOUT]->(e:Entity {key: k}) "
+            "WHERE NOT " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
+            "WITH k, e, cl ORDER BY cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id "
+            "LIMIT $others WITH k, e, cl, false AS asked, null AS score " + _TIMELINE + " AS others } "
+        )
     return seeds + links + hops + asked + others + "RETURN named, seeds, links, hops, asked + others AS claims"
 
 
@@ -661,20 +797,24 @@ def set_name_vectors() -> str:
 
 def line_vectors() -> str:
     """Line vectors already computed, by text hash: a rebuild embeds only new lines."""
-    return ("CALL () { MATCH (c:Claim) WHERE c.line_vec IS NOT NULL RETURN c.line_hash AS h, c.line_vec AS v "
-            "UNION MATCH (:Entity)-[r]->(:Entity) WHERE r.line_vec IS NOT NULL "
-            "RETURN r.line_hash AS h, r.line_vec AS v } "
-            "RETURN h, v")
+    return (
+        "CALL () { MATCH (c:Claim) WHERE c.line_vec IS NOT NULL RETURN c.line_hash AS h, c.line_vec AS v "
+        "UNION MATCH (:Entity)-[r]->(:Entity) WHERE r.line_vec IS NOT NULL "
+        "RETURN r.line_hash AS h, r.line_vec AS v } "
+        "RETURN h, v"
+    )
 
 
 def shortest_path() -> str:
     """Up to 4 hops between two entities over typed relationships, never through a hub."""
-    return ("MATCH (a:Entity {key: $a}), (b:Entity {key: $b}) "
-            "MATCH p = shortestPath((a)-[*..4]-(b)) "
-            "WHERE all(n IN nodes(p) WHERE n:Entity) AND all(n IN nodes(p)[1..-1] WHERE NOT n:HubEntity) "
-            "RETURN [n IN nodes(p) | n.name] AS names, "
-            "[r IN relationships(p) | {type: type(r), from: startNode(r).name, to: endNode(r).name, "
-            "evidence: r.evidence[0], chunk_ids: r.chunk_ids, first_seen: r.first_seen}] AS rels")
+    return (
+        "MATCH (a:Entity {key: $a}), (b:Entity {key: $b}) "
+        "MATCH p = shortestPath((a)-[*..4]-(b)) "
+        "WHERE all(n IN nodes(p) WHERE n:Entity) AND all(n IN nodes(p)[1..-1] WHERE NOT n:HubEntity) "
+        "RETURN [n IN nodes(p) | n.name] AS names, "
+        "[r IN relationships(p) | {type: type(r), from: startNode(r).name, to: endNode(r).name, "
+        "evidence: r.evidence[0], chunk_ids: r.chunk_ids, first_seen: r.first_seen}] AS rels"
+    )
 
 
 def chunk_claims(vectors: bool) -> str:
@@ -682,27 +822,41 @@ def chunk_claims(vectors: bool) -> str:
     claim lines nearest $qvec (from the claim-line index; scoring every claim of the chunks was the slow part),
     each chunk's $per_chunk nearest; and those whose attribute stems are all in $stems. Each with the entity it
     is about, when it was replaced or followed, and its similarity to $qvec: what claim-aware re-ranking reads."""
-    stems = ("size(coalesce(cl.attr_stems, [])) > 0 AND all(s IN cl.attr_stems WHERE s IN $stems)")
-    near = ("CALL () { CALL db.index.vector.queryNodes('" + CLAIM_LINE_INDEX + "', $fetch, $qvec) "
+    stems = "size(coalesce(cl.attr_stems, [])) > 0 AND all(s IN cl.attr_stems WHERE s IN $stems)"
+    near = (
+        (
+            "CALL () { CALL db.index.vector.queryNodes('" + CLAIM_LINE_INDEX + "', $fetch, $qvec) "
             "YIELD node AS cl, score MATCH (c:Chunk)-[:SUPPORTS]->(cl) WHERE c.id IN $chunk_ids AND "
-            + _VISIBLE_CLAIM + " WITH c, cl, score ORDER BY c.id, score DESC, cl.id "
+            + _VISIBLE_CLAIM
+            + " WITH c, cl, score ORDER BY c.id, score DESC, cl.id "
             "WITH c, collect({cl: cl, score: score})[..$per_chunk] AS xs UNWIND xs AS x "
             "RETURN c.id AS cid, x.cl AS cl, x.score AS score "
             "UNION "
-            "UNWIND $chunk_ids AS cid MATCH (:Chunk {id: cid})-[:SUPPORTS]->(cl:Claim) WHERE " + stems + " AND "
-            + _VISIBLE_CLAIM + " RETURN cid, cl, " + _SIM.format(v="cl") + " AS score } "
-            "WITH cid, cl, max(score) AS score ") if vectors else (
+            "UNWIND $chunk_ids AS cid MATCH (:Chunk {id: cid})-[:SUPPORTS]->(cl:Claim) WHERE "
+            + stems
+            + " AND "
+            + _VISIBLE_CLAIM
+            + " RETURN cid, cl, "
+            + _SIM.format(v="cl")
+            + " AS score } "
+            "WITH cid, cl, max(score) AS score "
+        )
+        if vectors
+        else (
             "UNWIND $chunk_ids AS cid MATCH (:Chunk {id: cid})-[:SUPPORTS]->(cl:Claim) WHERE " + _VISIBLE_CLAIM + " "
-            "WITH cid, cl, null AS score ")
-    return (near + "MATCH (cl)-[:ABOUT]->(e:Entity) "
-            "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
-            "WITH cid, cl, e, score, collect(DISTINCT n) AS ns, collect(DISTINCT f) AS fs "
-            "RETURN cid AS chunk, e.key AS entry, cl {.attribute, .value, .modality, .valid_from, .note_date, "
-            ".note_path, .is_current, .attr_stems} AS claim, "
-            "[x IN ns | {value: x.value, as_of: coalesce(x.valid_from, x.note_date)}] AS sup, "
-            "[x IN fs | {value: x.value, as_of: coalesce(x.valid_from, x.note_date)}] AS then, "
-            "score ORDER BY chunk, score DESC, claim.attribute, claim.value, entry")
-
+            "WITH cid, cl, null AS score "
+        )
+    )
+    return (
+        near + "MATCH (cl)-[:ABOUT]->(e:Entity) "
+        "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
+        "WITH cid, cl, e, score, collect(DISTINCT n) AS ns, collect(DISTINCT f) AS fs "
+        "RETURN cid AS chunk, e.key AS entry, cl {.attribute, .value, .modality, .valid_from, .note_date, "
+        ".note_path, .is_current, .attr_stems} AS claim, "
+        "[x IN ns | {value: x.value, as_of: coalesce(x.valid_from, x.note_date)}] AS sup, "
+        "[x IN fs | {value: x.value, as_of: coalesce(x.valid_from, x.note_date)}] AS then, "
+        "score ORDER BY chunk, score DESC, claim.attribute, claim.value, entry"
+    )
 
 
 # -- the MCP server's own reads (get_note, the schema tool, call cancellation) and the benches ----------------
@@ -713,14 +867,18 @@ def quote_name(name: str) -> str:
 
 def notes_by_path() -> str:
     """Each of $paths with the properties of its note and the private folders the last refresh recorded."""
-    return ("OPTIONAL MATCH (m:KbMeta {key: 'privacy'}) WITH coalesce(m.folders, []) AS folders "
-            "UNWIND $paths AS path MATCH (n:Note {path: path}) RETURN path, properties(n) AS props, folders")
+    return (
+        "OPTIONAL MATCH (m:KbMeta {key: 'privacy'}) WITH coalesce(m.folders, []) AS folders "
+        "UNWIND $paths AS path MATCH (n:Note {path: path}) RETURN path, properties(n) AS props, folders"
+    )
 
 
 def property_sample(pattern: str, sample: int) -> str:
     """Property keys and up to 3 value types on the first `sample` matches of `pattern` (bound to x)."""
-    return (f"MATCH {pattern} WITH x LIMIT {int(sample)} UNWIND keys(x) AS k "
-            "RETURN k, collect(DISTINCT valueType(x[k]))[..3] AS types ORDER BY k")
+    return (
+        f"MATCH {pattern} WITH x LIMIT {int(sample)} UNWIND keys(x) AS k "
+        "RETURN k, collect(DISTINCT valueType(x[k]))[..3] AS types ORDER BY k"
+    )
 
 
 def schema_labels() -> str:
@@ -741,13 +899,17 @@ def relationship_count(rel_type: str) -> str:
 
 def relationship_endpoints(rel_type: str, sample: int) -> str:
     """The label sets at either end of the first `sample` relationships of a type."""
-    return (f"MATCH (a)-[x:{quote_name(rel_type)}]->(b) WITH a, b LIMIT {int(sample)} "
-            "RETURN DISTINCT labels(a) AS f, labels(b) AS t")
+    return (
+        f"MATCH (a)-[x:{quote_name(rel_type)}]->(b) WITH a, b LIMIT {int(sample)} "
+        "RETURN DISTINCT labels(a) AS f, labels(b) AS t"
+    )
 
 
 def schema_indexes() -> str:
-    return ("SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties, state "
-            "RETURN name, type, entityType AS entity, labelsOrTypes AS labels, properties, state ORDER BY name")
+    return (
+        "SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties, state "
+        "RETURN name, type, entityType AS entity, labelsOrTypes AS labels, properties, state ORDER BY name"
+    )
 
 
 FULLTEXT_EXAMPLE = "CALL db.index.fulltext.queryNodes('chunk_text', 'word') YIELD node, score"  # shown to agents
@@ -764,8 +926,10 @@ def terminate_transactions() -> str:
 
 def label_sizes() -> str:
     """Nodes per first label, all and private ones (bench/mcp_view.py)."""
-    return ("MATCH (x) WHERE x.private = true RETURN 'private ' + labels(x)[0] AS k, count(*) AS n UNION ALL "
-            "MATCH (x) RETURN 'all ' + labels(x)[0] AS k, count(*) AS n")
+    return (
+        "MATCH (x) WHERE x.private = true RETURN 'private ' + labels(x)[0] AS k, count(*) AS n UNION ALL "
+        "MATCH (x) RETURN 'all ' + labels(x)[0] AS k, count(*) AS n"
+    )
 
 
 def chunk_count() -> str:
@@ -774,5 +938,7 @@ def chunk_count() -> str:
 
 def chunk_sample() -> str:
     """Chunks in id order from $skip, at most $limit (bench/search_latency.py's question source)."""
-    return ("MATCH (c:Chunk) WITH c ORDER BY c.id SKIP $skip LIMIT $limit "
-            "RETURN c.text AS text, c.folder AS folder, c.tags AS tags")
+    return (
+        "MATCH (c:Chunk) WITH c ORDER BY c.id SKIP $skip LIMIT $limit "
+        "RETURN c.text AS text, c.folder AS folder, c.tags AS tags"
+    )

@@ -22,10 +22,9 @@ def require_built_by(store: Store, embedder: Embedder, fix: str) -> None:
     if not built:
         raise EmbedderError("no embeddings yet: run `kb refresh` first")
     if built != embedder.identity:
-        raise EmbedderError(f"the vector index was built with {built} but the configured embedder is "
-                            f"{embedder.identity}: {fix}")
-
-
+        raise EmbedderError(
+            f"the vector index was built with {built} but the configured embedder is {embedder.identity}: {fix}"
+        )
 
 
 class EmbedStep:

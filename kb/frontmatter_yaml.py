@@ -16,8 +16,10 @@ class FrontMatterError(yaml.YAMLError):
 
 def _resolvers() -> dict[Any, list[tuple[str, Any]]]:
     """SafeLoader's implicit types minus timestamps: kb validates dates itself (2024-02-30 is text, not a crash)."""
-    return {first: [(tag, rx) for tag, rx in items if tag != "tag:yaml.org,2002:timestamp"]
-            for first, items in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    return {
+        first: [(tag, rx) for tag, rx in items if tag != "tag:yaml.org,2002:timestamp"]
+        for first, items in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
 
 
 def _int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
@@ -46,8 +48,10 @@ class _Guarded(yaml.SafeLoader):
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()  # type: ignore[no-untyped-call]  # untyped in types-PyYAML
-            raise FrontMatterError(f"YAML alias *{event.anchor} (line {event.start_mark.line + 1}): kb does not "
-                                   "expand anchors and aliases; write the value out")
+            raise FrontMatterError(
+                f"YAML alias *{event.anchor} (line {event.start_mark.line + 1}): kb does not "
+                "expand anchors and aliases; write the value out"
+            )
         return super().compose_node(parent, index)
 
 

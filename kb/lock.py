@@ -42,8 +42,16 @@ def write_lock(home: Path, uri: str, database: str, what: str = "kb refresh") ->
         _acquire(handle, path, database)
         handle.seek(0)
         handle.truncate()
-        handle.write(json.dumps({"pid": os.getpid(), "what": what, "database": database,
-                                 "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}))
+        handle.write(
+            json.dumps(
+                {
+                    "pid": os.getpid(),
+                    "what": what,
+                    "database": database,
+                    "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                }
+            )
+        )
         handle.flush()
         yield path
     finally:
@@ -62,7 +70,11 @@ def _acquire(handle: IO[str], path: Path, database: str) -> None:
         except json.JSONDecodeError:
             owner = {}
         handle.close()
-        who = f"{owner.get('what', 'another kb command')} (pid {owner.get('pid', '?')}, " \
-              f"started {owner.get('started', '?')})"
-        raise LockedError(f"{who} is writing to the Neo4j database '{database}': wait for it to finish or stop "
-                          f"it, then run this again (lock file {path})") from None
+        who = (
+            f"{owner.get('what', 'another kb command')} (pid {owner.get('pid', '?')}, "
+            f"started {owner.get('started', '?')})"
+        )
+        raise LockedError(
+            f"{who} is writing to the Neo4j database '{database}': wait for it to finish or stop "
+            f"it, then run this again (lock file {path})"
+        ) from None

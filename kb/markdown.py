@@ -70,8 +70,7 @@ def parse_structure(body: str) -> Structure:
             headings.append(Heading(int(tok.tag[1]), _inline_text(tokens[i + 1]), tok.map[0]))
         elif tok.type == "inline":
             md_links.extend(_markdown_links(tok))
-    masked_lines = [" " * len(line) if n in code_lines else _mask_inline_code(line)
-                    for n, line in enumerate(lines)]
+    masked_lines = [" " * len(line) if n in code_lines else _mask_inline_code(line) for n, line in enumerate(lines)]
     masked = "\n".join(masked_lines)
     wiki = [_wikilink(m.group(1) == "!", m.group(2)) for m in WIKILINK.finditer(masked)]
     without_links = WIKILINK.sub(lambda m: " " * len(m.group(0)), masked)
@@ -142,7 +141,7 @@ def _markdown_links(inline: Token) -> list[RawLink]:
         if child.type == "image":
             text = child.content
         else:
-            text = _link_text(children[i + 1:])
+            text = _link_text(children[i + 1 :])
         heading = anchor or None
         out.append(RawLink(path, text.strip() or None, heading, None, child.type == "image", "md"))
     return out

@@ -39,8 +39,18 @@ from kb.config import Config
 from kb.embed import Embedder, make_embedder
 from kb.embeddings import require_built_by
 from kb.errors import ConfigError, KbError
-from kb.readonly import (Refused, check_params, check_query_type, check_text, clean, collect_rows, dumps,
-                         in_folders, limits_for, vault_file)
+from kb.readonly import (
+    Refused,
+    check_params,
+    check_query_type,
+    check_text,
+    clean,
+    collect_rows,
+    dumps,
+    in_folders,
+    limits_for,
+    vault_file,
+)
 from kb.sandbox import PublicStore, new_call_tag, retrying, set_call_tag
 from kb.store import connection_for
 from kb.tokens import count_tokens, truncate_tokens
@@ -50,8 +60,7 @@ from search.modes import run_search
 T = TypeVar("T")
 log = logging.getLogger("kb.mcp")
 SAMPLE = 200  # nodes or relationships sampled per label for the schema's property keys
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                            open_world_hint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 DATE = r"^\d{4}-\d{2}-\d{2}$"
 GRACE_S = 1.0  # the client-side deadline: the server's transaction timeout plus this
 MAX_QUESTION_CHARS = 2000  # a longer question is searched by its first 2,000 characters
@@ -75,8 +84,10 @@ def _date(value: str | None, name: str) -> str | None:
 
 
 def _timeout_text(timeout_s: float) -> str:
-    return (f"timeout: the query did not finish within {timeout_s:g} s and was stopped: "
-            "add LIMIT, narrow the MATCH, or aggregate")
+    return (
+        f"timeout: the query did not finish within {timeout_s:g} s and was stopped: "
+        "add LIMIT, narrow the MATCH, or aggregate"
+    )
 
 
 def _one_line(text: str) -> str:
@@ -95,8 +106,10 @@ def error_text(exc: Exception, timeout_s: float) -> str:
         if code.endswith("Statement.AccessMode"):
             return "refused: writes are not allowed (the server rejected a write in a read transaction)"
         if "OutOfMemory" in code:
-            return ("out of memory: the query needed more memory than the server allows and was stopped: "
-                    "build smaller values, add LIMIT, or aggregate")
+            return (
+                "out of memory: the query needed more memory than the server allows and was stopped: "
+                "build smaller values, add LIMIT, or aggregate"
+            )
         if isinstance(exc, nx.CypherSyntaxError):
             return _one_line(f"Cypher syntax error: {exc.message}")
         return _one_line(f"Neo4j error {code}: {exc.message or ''}")
@@ -112,8 +125,9 @@ def _result(payload: Any = None, error: str | None = None) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=dumps(payload))])
 
 
-def run_with_deadline(work: Callable[[], Any], timeout_s: float,
-                      on_timeout: Callable[[str], object] = lambda tag: None) -> CallToolResult:
+def run_with_deadline(
+    work: Callable[[], Any], timeout_s: float, on_timeout: Callable[[str], object] = lambda tag: None
+) -> CallToolResult:
     """Run one tool body in a thread tagged for termination; past the deadline the call is abandoned, its
     server transactions are terminated, and the agent gets a one-line timeout error."""
     tag = new_call_tag()
@@ -125,6 +139,7 @@ def run_with_deadline(work: Callable[[], Any], timeout_s: float,
             box["payload"] = work()
         except Exception as exc:  # every failure becomes a tool error, never a crashed server
             box["error"] = exc
+
     thread = threading.Thread(target=target, name=f"kb-call-{tag}", daemon=True)
     thread.start()
     thread.join(timeout_s + GRACE_S)
@@ -154,10 +169,23 @@ def _trim_search(payload: dict[str, Any], max_tokens: int) -> None:
 
 def _search_note(note: Mapping[str, Any]) -> dict[str, Any]:
     path, date = note["path"], note["date"]
-    chunks = [{"citation": f"{path} ({c['date'] or date or 'undated'}) › {c['breadcrumb']}",
-               "breadcrumb": c["breadcrumb"], "date": c["date"], "text": c["text"]} for c in note["chunks"]]
-    out = {"rank": note["rank"], "path": path, "title": note["title"], "date": date, "score": note["score"],
-           "chunks": chunks}
+    chunks = [
+        {
+            "citation": f"{path} ({c['date'] or date or 'undated'}) › {c['breadcrumb']}",
+            "breadcrumb": c["breadcrumb"],
+            "date": c["date"],
+            "text": c["text"],
+        }
+        for c in note["chunks"]
+    ]
+    out = {
+        "rank": note["rank"],
+        "path": path,
+        "title": note["title"],
+        "date": date,
+        "score": note["score"],
+        "chunks": chunks,
+    }
     for key in ("promoted", "demoted"):  # graph mode moved it: it states the value asked for, or only old claims
         if note.get(key):
             out[key] = note[key]
@@ -174,19 +202,33 @@ def read_schema(tx: neo4j.ManagedTransaction) -> dict[str, Any]:
     q = cypher.quote_name
     labels = [r["label"] for r in tx.run(cypher.schema_labels())]
     types = [r["t"] for r in tx.run(cypher.schema_relationship_types())]
-    nodes = {label: {"count": tx.run(cypher.label_count(label)).single(strict=True)["n"],
-                     "properties": _props(tx, f"(x:{q(label)})")} for label in labels}
+    nodes = {
+        label: {
+            "count": tx.run(cypher.label_count(label)).single(strict=True)["n"],
+            "properties": _props(tx, f"(x:{q(label)})"),
+        }
+        for label in labels
+    }
     rels = {}
     for t in types:
         pairs = tx.run(cypher.relationship_endpoints(t, SAMPLE))
-        rels[t] = {"count": tx.run(cypher.relationship_count(t)).single(strict=True)["n"],
-                   "patterns": sorted({f"(:{':'.join(p['f'])})-[:{t}]->(:{':'.join(p['t'])})" for p in pairs}),
-                   "properties": _props(tx, f"()-[x:{q(t)}]->()")}
+        rels[t] = {
+            "count": tx.run(cypher.relationship_count(t)).single(strict=True)["n"],
+            "patterns": sorted({f"(:{':'.join(p['f'])})-[:{t}]->(:{':'.join(p['t'])})" for p in pairs}),
+            "properties": _props(tx, f"()-[x:{q(t)}]->()"),
+        }
     indexes = [r.data() for r in tx.run(cypher.schema_indexes())]
-    return {"labels": labels, "relationship_types": types, "nodes": nodes, "relationships": rels,
-            "indexes": indexes, "notes": [
-                "Long numeric lists (Chunk.embedding) are left out of cypher results.",
-                f"Full text: {cypher.FULLTEXT_EXAMPLE}"]}
+    return {
+        "labels": labels,
+        "relationship_types": types,
+        "nodes": nodes,
+        "relationships": rels,
+        "indexes": indexes,
+        "notes": [
+            "Long numeric lists (Chunk.embedding) are left out of cypher results.",
+            f"Full text: {cypher.FULLTEXT_EXAMPLE}",
+        ],
+    }
 
 
 class KbTools:
@@ -227,30 +269,59 @@ class KbTools:
             return _result(error=error_text(exc, self.limits.timeout_s))
         return run_with_deadline(lambda: retrying(work), self.limits.timeout_s, store.terminate)
 
-    def search(self, question: Annotated[str, Field(min_length=1, description="What to look for, in plain words.")],
-               k: Annotated[int, Field(ge=1, le=50, description="How many notes to return.")] = 10,
-               folder: Annotated[str | None, Field(description="Only notes in this folder and below.")] = None,
-               tag: Annotated[str | None, Field(description="Only notes with this tag (nested tags count).")] = None,
-               since: Annotated[str | None, Field(pattern=DATE, description="Only chunks dated on or after "
-                                                  "YYYY-MM-DD.")] = None,
-               until: Annotated[str | None, Field(pattern=DATE, description="Only chunks dated on or before "
-                                                  "YYYY-MM-DD.")] = None,
-               mode: Annotated[Literal["auto", "hybrid", "graph"], Field(
-                   description="auto (default: a rule-based router picks), hybrid (keyword + vector), or graph "
-                               "(hybrid plus dated, modality-labelled claim and relationship lines).")] = "auto",
-               as_of: Annotated[str | None, Field(pattern=DATE, description="Read the vault as of YYYY-MM-DD: "
-                                                  "notes written by then, claims valid then, that day's value "
-                                                  "first.")] = None,
-               current: Annotated[bool, Field(description="Leave outdated claims out of the graph lines.")] = False,
-               ) -> CallToolResult:
+    def search(
+        self,
+        question: Annotated[str, Field(min_length=1, description="What to look for, in plain words.")],
+        k: Annotated[int, Field(ge=1, le=50, description="How many notes to return.")] = 10,
+        folder: Annotated[str | None, Field(description="Only notes in this folder and below.")] = None,
+        tag: Annotated[str | None, Field(description="Only notes with this tag (nested tags count).")] = None,
+        since: Annotated[
+            str | None, Field(pattern=DATE, description="Only chunks dated on or after YYYY-MM-DD.")
+        ] = None,
+        until: Annotated[
+            str | None, Field(pattern=DATE, description="Only chunks dated on or before YYYY-MM-DD.")
+        ] = None,
+        mode: Annotated[
+            Literal["auto", "hybrid", "graph"],
+            Field(
+                description="auto (default: a rule-based router picks), hybrid (keyword + vector), or graph "
+                "(hybrid plus dated, modality-labelled claim and relationship lines)."
+            ),
+        ] = "auto",
+        as_of: Annotated[
+            str | None,
+            Field(
+                pattern=DATE,
+                description="Read the vault as of YYYY-MM-DD: "
+                "notes written by then, claims valid then, that day's value "
+                "first.",
+            ),
+        ] = None,
+        current: Annotated[bool, Field(description="Leave outdated claims out of the graph lines.")] = False,
+    ) -> CallToolResult:
         """Search the vault: ranked notes with dated citations and chunk text; in graph mode also claim
         timelines (current value first, superseded values and plans marked) and relationships with evidence."""
-        return self._call(lambda: self._search(question, k, Filters(folder, tag, _date(since, "since"),
-                                                                     _date(until, "until")), mode,
-                                               _date(as_of, "as_of"), current), embedder=True)
+        return self._call(
+            lambda: self._search(
+                question,
+                k,
+                Filters(folder, tag, _date(since, "since"), _date(until, "until")),
+                mode,
+                _date(as_of, "as_of"),
+                current,
+            ),
+            embedder=True,
+        )
 
-    def _search(self, question: str, k: int, filters: Filters, mode: str = "hybrid", as_of: str | None = None,
-                current: bool = False) -> dict[str, Any]:
+    def _search(
+        self,
+        question: str,
+        k: int,
+        filters: Filters,
+        mode: str = "hybrid",
+        as_of: str | None = None,
+        current: bool = False,
+    ) -> dict[str, Any]:
         store, emb = self.store(), self.embedder()
         asked = question[:MAX_QUESTION_CHARS]
         with store.view():
@@ -259,8 +330,9 @@ class KbTools:
         echo = question if len(question) <= ECHO_CHARS else question[:ECHO_CHARS] + "…"
         payload: dict[str, Any] = {"query": echo, "mode": result["mode"], "filters": result["filters"]}
         if len(question) > MAX_QUESTION_CHARS:
-            payload["question_notice"] = (f"the question has {len(question)} characters: its first "
-                                          f"{MAX_QUESTION_CHARS} were searched")
+            payload["question_notice"] = (
+                f"the question has {len(question)} characters: its first {MAX_QUESTION_CHARS} were searched"
+            )
         if "router" in result:
             payload["router"] = result["router"]
         if result.get("question", {}).get("readings"):
@@ -273,9 +345,11 @@ class KbTools:
         _trim_search(payload, self.limits.max_tokens)
         return payload
 
-    def cypher(self, query: Annotated[str, Field(min_length=1, description="One read-only Cypher statement.")],
-               params: Annotated[dict[str, Any] | None, Field(description="Query parameters ($name).")] = None,
-               ) -> CallToolResult:
+    def cypher(
+        self,
+        query: Annotated[str, Field(min_length=1, description="One read-only Cypher statement.")],
+        params: Annotated[dict[str, Any] | None, Field(description="Query parameters ($name).")] = None,
+    ) -> CallToolResult:
         """Run one read-only Cypher query (counts, filters, traversals) over the vault's public part; writes
         and admin commands are refused."""
         return self._call(lambda: self._cypher(query, params or {}))
@@ -287,9 +361,16 @@ class KbTools:
         check_query_type(store.query_type(query, params))
         return store.read_tx(lambda tx: collect_rows(tx.run(query, params), self.limits.max_tokens))
 
-    def get_note(self, path: Annotated[str, Field(min_length=1, description="Vault-relative path of the note, "
-                                                  "e.g. 'People/Ann Lee.md' (as search results give it).")],
-                 ) -> CallToolResult:
+    def get_note(
+        self,
+        path: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="Vault-relative path of the note, e.g. 'People/Ann Lee.md' (as search results give it).",
+            ),
+        ],
+    ) -> CallToolResult:
         """One note's full text and its metadata (date, title, tags, aliases, folder) by vault-relative path."""
         return self._call(lambda: self._get_note(path))
 
@@ -302,8 +383,10 @@ class KbTools:
         found = {r["path"]: r for r in rows}
         folders = [*self.cfg.private_folders, *(rows[0]["folders"] if rows else [])]
         if rel not in found or target not in found or in_folders(rel, folders) or in_folders(target, folders):
-            raise ToolFailure(f"no note {path[:200]!r} among the notes agents may read (private notes are never "
-                              "given out): check the path (search results give it) or run `kb refresh`")
+            raise ToolFailure(
+                f"no note {path[:200]!r} among the notes agents may read (private notes are never "
+                "given out): check the path (search results give it) or run `kb refresh`"
+            )
         meta = {k: v for k, v in clean(found[rel]["props"]).items() if k not in ("links_raw", "link_sig", "hash")}
         if isinstance(meta.get("frontmatter"), str):
             meta["frontmatter"] = json.loads(meta["frontmatter"])
@@ -333,24 +416,32 @@ class KbTools:
     def _schema(self) -> dict[str, Any]:
         payload = self.store().read_tx(read_schema)
         if count_tokens(dumps(payload)) > self.limits.max_tokens:
-            payload = {"labels": payload["labels"], "relationship_types": payload["relationship_types"],
-                       "notice": "the full schema is too large: query db.schema.nodeTypeProperties() instead"}
+            payload = {
+                "labels": payload["labels"],
+                "relationship_types": payload["relationship_types"],
+                "notice": "the full schema is too large: query db.schema.nodeTypeProperties() instead",
+            }
         return payload
 
 
-INSTRUCTIONS = ("kb answers questions from the user's Markdown vault. Use `search` first: cite notes by the "
-                "citation it gives (path, date, breadcrumb) and prefer recent dates. Use `get_note` for a whole "
-                "note, `schema` before writing Cypher, and `cypher` for counts and filters. Everything is read-only, "
-                "and notes in the user's private folders are not visible to these tools.")
+INSTRUCTIONS = (
+    "kb answers questions from the user's Markdown vault. Use `search` first: cite notes by the "
+    "citation it gives (path, date, breadcrumb) and prefer recent dates. Use `get_note` for a whole "
+    "note, `schema` before writing Cypher, and `cypher` for counts and filters. Everything is read-only, "
+    "and notes in the user's private folders are not visible to these tools."
+)
 
 
 def build_server(cfg: Config) -> tuple[MCPServer[Any], KbTools]:
     """The MCP server with the four read-only tools registered."""
     tools = KbTools(cfg)
     server: MCPServer[Any] = MCPServer("kb", instructions=INSTRUCTIONS, version=__version__)
-    for name, title, fn in (("search", "Search the vault", tools.search),
-                            ("cypher", "Read-only Cypher", tools.cypher),
-                            ("get_note", "Read one note", tools.get_note), ("schema", "Graph schema", tools.schema)):
+    for name, title, fn in (
+        ("search", "Search the vault", tools.search),
+        ("cypher", "Read-only Cypher", tools.cypher),
+        ("get_note", "Read one note", tools.get_note),
+        ("schema", "Graph schema", tools.schema),
+    ):
         server.add_tool(fn, name=name, title=title, annotations=READ_ONLY, structured_output=False)
     return server, tools
 

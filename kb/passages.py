@@ -67,5 +67,7 @@ def _word_cost(word: str) -> int:
 
 def passages(chunk_id: str, note_path: str, breadcrumb: str, text: str) -> list[Passage]:
     """The passages of one chunk, in reading order; ids are the chunk's id and the window's number."""
-    return [Passage(f"{chunk_id}:{n}", chunk_id, n, w, passage_hash(note_path, breadcrumb, w))
-            for n, w in enumerate(windows(text))]
+    return [
+        Passage(f"{chunk_id}:{n}", chunk_id, n, w, passage_hash(note_path, breadcrumb, w))
+        for n, w in enumerate(windows(text))
+    ]

@@ -24,6 +24,7 @@ class Bars:
         """rich's stderr console, made (and rich imported) only when a bar or message is shown."""
         if self._console is None:
             from rich.console import Console
+
             self._console = Console(stderr=True)
         return self._console
 
@@ -34,8 +35,13 @@ class Bars:
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        with Progress(TextColumn("{task.description:<18}"), BarColumn(), MofNCompleteColumn(),
-                      TimeRemainingColumn(), console=self.console, transient=False) as bar:
+        with Progress(
+            TextColumn("{task.description:<18}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
+        ) as bar:
             task = bar.add_task(name, total=total)
             yield lambda n=1: bar.advance(task, n)
-

@@ -55,20 +55,30 @@ CHARS_PER_TOKEN_CAP = 16  # a row longer than this many characters per token of 
 LONG_LIST = 64  # numeric lists longer than this (embeddings) are left out of rows
 MAX_ROWS_SCANNED = 100_000  # rows read before counting the cut ones stops
 
-APOC_READ = tuple(f"apoc.{p}." for p in "coll text map math number date temporal convert meta agg bitwise hashing "
-                  "label node rel path algo scoring any".split())
+APOC_READ = tuple(
+    f"apoc.{p}."
+    for p in "coll text map math number date temporal convert meta agg bitwise hashing "
+    "label node rel path algo scoring any".split()
+)
 APOC_WRITERS = ("apoc.convert.set", "apoc.date.expire")
-DB_READ = frozenset(f"db.{n}" for n in "labels relationshiptypes propertykeys info ping schema.visualization "
-                    "schema.nodetypeproperties schema.reltypeproperties index.fulltext.querynodes "
-                    "index.fulltext.queryrelationships index.fulltext.listavailableanalyzers "
-                    "index.vector.querynodes index.vector.queryrelationships".split())
+DB_READ = frozenset(
+    f"db.{n}"
+    for n in "labels relationshiptypes propertykeys info ping schema.visualization "
+    "schema.nodetypeproperties schema.reltypeproperties index.fulltext.querynodes "
+    "index.fulltext.queryrelationships index.fulltext.listavailableanalyzers "
+    "index.vector.querynodes index.vector.queryrelationships".split()
+)
 GDS_READ_ENDINGS = ("stream", "stats", "estimate", "list", "version")
 BUILTIN_NAMESPACES = frozenset("vector point date datetime localdatetime localtime time duration".split())
 SHOW_ALLOWED = frozenset("index indexes constraint constraints procedure procedures function functions".split())
-SHOW_DENIED = frozenset("users role roles privilege privileges current database databases alias aliases server "
-                        "servers setting settings transaction transactions".split())
-CLAUSE_WORDS = frozenset("return with where order limit skip union match optional call unwind as and or xor in "
-                         "is contains starts ends finish yield".split())
+SHOW_DENIED = frozenset(
+    "users role roles privilege privileges current database databases alias aliases server "
+    "servers setting settings transaction transactions".split()
+)
+CLAUSE_WORDS = frozenset(
+    "return with where order limit skip union match optional call unwind as and or xor in "
+    "is contains starts ends finish yield".split()
+)
 
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 # string literals (backslash escapes; unterminated ones run to the end), backtick names, comments
@@ -78,8 +88,10 @@ _KEYWORDS = (
     (re.compile(r"\bload csv\b"), "LOAD CSV is not allowed"),
     (re.compile(r"\bin (?:\S+ )?(?:concurrent )?transactions\b"), "CALL { … } IN TRANSACTIONS is not allowed"),
     (re.compile(r"\bterminate transactions?\b"), "TERMINATE TRANSACTIONS is not allowed"),
-    (re.compile(r"(?:^(?:explain |profile )?(?:cypher\b[^{]*? )?|\{ ?|\bunion (?:all )?)use [a-z_]"),
-     "USE is not allowed: queries run on kb's database"),
+    (
+        re.compile(r"(?:^(?:explain |profile )?(?:cypher\b[^{]*? )?|\{ ?|\bunion (?:all )?)use [a-z_]"),
+        "USE is not allowed: queries run on kb's database",
+    ),
 )
 
 
@@ -129,12 +141,14 @@ def normalise(query: str, lower: bool = True) -> str:
 def _show_reason(text: str) -> str | None:
     for m in re.finditer(r"(?<![\w$.:])show ((?:[a-z_]\w* ?){1,6})", text, re.I):
         words = m.group(1).lower().split()
-        words = words[:next((i for i, w in enumerate(words) if w in ("yield", "where", "return")), len(words))]
+        words = words[: next((i for i, w in enumerate(words) if w in ("yield", "where", "return")), len(words))]
         if not words or words[0] in CLAUSE_WORDS:
             continue  # a variable called `show`
         if not SHOW_ALLOWED.intersection(words) or SHOW_DENIED.intersection(words):
-            return f"SHOW {' '.join(words).upper()} is not allowed (only SHOW INDEXES, CONSTRAINTS, " \
-                   "PROCEDURES and FUNCTIONS)"
+            return (
+                f"SHOW {' '.join(words).upper()} is not allowed (only SHOW INDEXES, CONSTRAINTS, "
+                "PROCEDURES and FUNCTIONS)"
+            )
     return None
 
 
@@ -174,8 +188,10 @@ def nesting(code: str) -> int:
 def check_size(query: str) -> None:
     """Refuse queries so long or so deeply nested that planning them alone could outlast any timeout."""
     if len(query) > MAX_QUERY_CHARS:
-        raise Refused(f"refused: the query has {len(query)} characters, at most {MAX_QUERY_CHARS}: "
-                      "pass long values as parameters ($name)")
+        raise Refused(
+            f"refused: the query has {len(query)} characters, at most {MAX_QUERY_CHARS}: "
+            "pass long values as parameters ($name)"
+        )
     depth = nesting(code_text(query))
     if depth > MAX_NESTING:
         raise Refused(f"refused: brackets nest {depth} deep, at most {MAX_NESTING}: flatten the expression")
@@ -203,7 +219,7 @@ def check_text(query: str) -> None:
     if show := _show_reason(text):
         raise Refused(f"refused: {show}")
     for m in _NAME.finditer(text):
-        invoked = text[m.end():m.end() + 2].lstrip().startswith("(") or text[:m.start()].lower().endswith("call ")
+        invoked = text[m.end() : m.end() + 2].lstrip().startswith("(") or text[: m.start()].lower().endswith("call ")
         if reason := _name_reason(m.group(1), invoked):
             raise Refused(f"refused: {reason}")
 
@@ -268,8 +284,10 @@ def shape_rows(columns: list[str], rows: list[Any], cut: int, complete: bool, ma
         if cut:
             more = "" if complete else "at least "
             payload["rows_cut"] = cut
-            payload["notice"] = (f"{more}{cut} more rows were cut to stay within {max_tokens} tokens: "
-                                 "add LIMIT, aggregate, or return fewer properties")
+            payload["notice"] = (
+                f"{more}{cut} more rows were cut to stay within {max_tokens} tokens: "
+                "add LIMIT, aggregate, or return fewer properties"
+            )
         if count_tokens(dumps(payload)) <= max_tokens or not rows:
             return payload
         rows.pop()
@@ -340,8 +358,9 @@ def vault_file(vault: Path, path: str) -> tuple[str, Path]:
 # neighbourhood.
 HIDDEN = "KbHidden"
 _NAMES_TEXT = "reduce(s = name, a IN [x IN seen WHERE x <> name] | s + ' | ' + a)"
-_RENAMED_KEY = ("CASE WHEN name = e.name THEN e.key "
-                "ELSE split(e.key, ':')[0] + ':' + toLower(name) + ' ~' + elementId(e) END")
+_RENAMED_KEY = (
+    "CASE WHEN name = e.name THEN e.key ELSE split(e.key, ':')[0] + ':' + toLower(name) + ' ~' + elementId(e) END"
+)
 
 
 def public_view() -> list[str]:
@@ -382,40 +401,46 @@ def _entity_names() -> str:
     """Entities hidden chunks mention: only the names a visible chunk contains, counts from visible chunks;
     one no visible chunk names is hidden."""
     h = HIDDEN
-    return (f"MATCH (:Chunk:{h})-[:MENTIONS]->(e:Entity) WHERE NOT e:{h} WITH DISTINCT e "
-            f"CALL (e) {{ MATCH (c:Chunk)-[:MENTIONS]->(e) WHERE NOT c:{h} "
-            "RETURN collect(toLower(coalesce(c.breadcrumb, '') + ' ' + coalesce(c.text, ''))) AS texts, "
-            "min(c.date) AS first, max(c.date) AS last, count(c) AS n } "
-            "WITH e, first, last, n, [x IN [e.name] + coalesce(e.aliases, []) "
-            "WHERE any(t IN texts WHERE t CONTAINS toLower(x))] AS seen "
-            f"CALL (e, seen) {{ WITH e, seen WHERE size(seen) = 0 SET e:{h} }} "
-            "WITH e, first, last, n, seen WHERE size(seen) > 0 "
-            "WITH e, first, last, n, seen, CASE WHEN e.name IN seen THEN e.name ELSE seen[0] END AS name "
-            f"SET e.key = {_RENAMED_KEY}, e.name_vec = CASE WHEN name = e.name THEN e.name_vec ELSE null END, "
-            f"e.name = name, e.aliases = [x IN seen WHERE x <> name], e.names_text = {_NAMES_TEXT}, "
-            "e.mentions = n, e.first_seen = first, e.last_seen = last, e.merge_log = '[]'")
+    return (
+        f"MATCH (:Chunk:{h})-[:MENTIONS]->(e:Entity) WHERE NOT e:{h} WITH DISTINCT e "
+        f"CALL (e) {{ MATCH (c:Chunk)-[:MENTIONS]->(e) WHERE NOT c:{h} "
+        "RETURN collect(toLower(coalesce(c.breadcrumb, '') + ' ' + coalesce(c.text, ''))) AS texts, "
+        "min(c.date) AS first, max(c.date) AS last, count(c) AS n } "
+        "WITH e, first, last, n, [x IN [e.name] + coalesce(e.aliases, []) "
+        "WHERE any(t IN texts WHERE t CONTAINS toLower(x))] AS seen "
+        f"CALL (e, seen) {{ WITH e, seen WHERE size(seen) = 0 SET e:{h} }} "
+        "WITH e, first, last, n, seen WHERE size(seen) > 0 "
+        "WITH e, first, last, n, seen, CASE WHEN e.name IN seen THEN e.name ELSE seen[0] END AS name "
+        f"SET e.key = {_RENAMED_KEY}, e.name_vec = CASE WHEN name = e.name THEN e.name_vec ELSE null END, "
+        f"e.name = name, e.aliases = [x IN seen WHERE x <> name], e.names_text = {_NAMES_TEXT}, "
+        "e.mentions = n, e.first_seen = first, e.last_seen = last, e.merge_log = '[]'"
+    )
 
 
 def _relationship_evidence() -> str:
     """Relationships of entities hidden chunks mention: only visible chunk ids, evidence phrases a visible
     chunk contains, and a line from the visible names; with no visible chunk left, the relationship goes."""
     h = HIDDEN
-    line = ("startNode(r).name + ' ' + toLower(replace(type(r), '_', ' ')) + ' ' + endNode(r).name + ': ' "
-            "+ coalesce(ev[0], '')")
-    return (f"MATCH (:Chunk:{h})-[:MENTIONS]->(e:Entity)-[r]-(o:Entity) WHERE NOT e:{h} AND NOT o:{h} "
-            "WITH DISTINCT r "
-            "CALL (r) { UNWIND coalesce(r.chunk_ids, []) AS id MATCH (c:Chunk {id: id}) "
-            f"WHERE NOT c:{h} RETURN collect(c) AS cs }} "
-            "WITH r, cs, [c IN cs | c.id] AS ids "
-            "CALL (r, ids) { WITH r, ids WHERE size(ids) = 0 DELETE r } "
-            "WITH r, cs, ids WHERE size(ids) > 0 "
-            "WITH r, cs, ids, [x IN coalesce(r.public_evidence, r.evidence, []) "
-            "WHERE any(c IN cs WHERE c.text CONTAINS x)] AS ev "
-            f"WITH r, cs, ids, ev, {line} AS line "
-            "WHERE ids <> coalesce(r.chunk_ids, []) OR ev <> coalesce(r.evidence, []) OR line <> r.line "
-            "SET r.chunk_ids = ids, r.public_chunk_ids = ids, r.evidence = ev, r.public_evidence = ev, "
-            "r.count = size(ids), r.first_seen = reduce(m = null, c IN cs | CASE WHEN m IS NULL OR c.date < m "
-            "THEN c.date ELSE m END), r.last_seen = reduce(m = null, c IN cs | CASE WHEN m IS NULL OR c.date > m "
-            "THEN c.date ELSE m END), "
-            "r.line_vec = CASE WHEN line = r.line THEN r.line_vec ELSE null END, "
-            "r.line_hash = CASE WHEN line = r.line THEN r.line_hash ELSE null END, r.line = line")
+    line = (
+        "startNode(r).name + ' ' + toLower(replace(type(r), '_', ' ')) + ' ' + endNode(r).name + ': ' "
+        "+ coalesce(ev[0], '')"
+    )
+    return (
+        f"MATCH (:Chunk:{h})-[:MENTIONS]->(e:Entity)-[r]-(o:Entity) WHERE NOT e:{h} AND NOT o:{h} "
+        "WITH DISTINCT r "
+        "CALL (r) { UNWIND coalesce(r.chunk_ids, []) AS id MATCH (c:Chunk {id: id}) "
+        f"WHERE NOT c:{h} RETURN collect(c) AS cs }} "
+        "WITH r, cs, [c IN cs | c.id] AS ids "
+        "CALL (r, ids) { WITH r, ids WHERE size(ids) = 0 DELETE r } "
+        "WITH r, cs, ids WHERE size(ids) > 0 "
+        "WITH r, cs, ids, [x IN coalesce(r.public_evidence, r.evidence, []) "
+        "WHERE any(c IN cs WHERE c.text CONTAINS x)] AS ev "
+        f"WITH r, cs, ids, ev, {line} AS line "
+        "WHERE ids <> coalesce(r.chunk_ids, []) OR ev <> coalesce(r.evidence, []) OR line <> r.line "
+        "SET r.chunk_ids = ids, r.public_chunk_ids = ids, r.evidence = ev, r.public_evidence = ev, "
+        "r.count = size(ids), r.first_seen = reduce(m = null, c IN cs | CASE WHEN m IS NULL OR c.date < m "
+        "THEN c.date ELSE m END), r.last_seen = reduce(m = null, c IN cs | CASE WHEN m IS NULL OR c.date > m "
+        "THEN c.date ELSE m END), "
+        "r.line_vec = CASE WHEN line = r.line THEN r.line_vec ELSE null END, "
+        "r.line_hash = CASE WHEN line = r.line THEN r.line_hash ELSE null END, r.line = line"
+    )

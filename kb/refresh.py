@@ -99,15 +99,35 @@ def link_rows(source: str, links: list[RawLink], index: LinkIndex) -> dict[str, 
     grouped: dict[tuple[Any, ...], int] = {}
     for link in links:
         res: Resolved = index.resolve(link, source)
-        key = (res.kind, res.target, res.missing_kind, link.target, link.display, link.heading,
-               link.block, link.embed, link.kind)
+        key = (
+            res.kind,
+            res.target,
+            res.missing_kind,
+            link.target,
+            link.display,
+            link.heading,
+            link.block,
+            link.embed,
+            link.kind,
+        )
         grouped[key] = grouped.get(key, 0) + 1
     out: dict[str, list[dict[str, Any]]] = {"note": [], "missing": [], "attachment": []}
     for key in sorted(grouped, key=lambda k: json.dumps(k)):
         kind, target, mkind, name, display, heading, block, embed, lkind = key
-        out[kind].append({"source": source, "target": target, "missing_kind": mkind, "name": name,
-                          "display": display, "heading": heading, "block": block, "embed": embed,
-                          "link_kind": lkind, "count": grouped[key]})
+        out[kind].append(
+            {
+                "source": source,
+                "target": target,
+                "missing_kind": mkind,
+                "name": name,
+                "display": display,
+                "heading": heading,
+                "block": block,
+                "embed": embed,
+                "link_kind": lkind,
+                "count": grouped[key],
+            }
+        )
     return out
 
 
@@ -122,23 +142,49 @@ def link_count(rows: dict[str, list[dict[str, Any]]]) -> int:
 
 def _note_props(note: Note, sig: str) -> dict[str, Any]:
     return {
-        "path": note.path, "title": note.title, "folder": note.folder, "hash": note.hash, "size": note.size,
-        "mtime": note.mtime, "date": note.date, "date_source": note.date_source, "updated": note.updated,
-        "aliases": list(note.aliases), "tags": list(note.tags), "private": note.private,
-        "frontmatter": json.dumps(note.frontmatter, sort_keys=True), "links_raw": _raw_links_json(note.links),
-        "link_sig": sig, "warnings": note.warnings, "words": len(note.body.split()),
+        "path": note.path,
+        "title": note.title,
+        "folder": note.folder,
+        "hash": note.hash,
+        "size": note.size,
+        "mtime": note.mtime,
+        "date": note.date,
+        "date_source": note.date_source,
+        "updated": note.updated,
+        "aliases": list(note.aliases),
+        "tags": list(note.tags),
+        "private": note.private,
+        "frontmatter": json.dumps(note.frontmatter, sort_keys=True),
+        "links_raw": _raw_links_json(note.links),
+        "link_sig": sig,
+        "warnings": note.warnings,
+        "words": len(note.body.split()),
         "real_path": note.real_path or None,
     }
 
 
 def _chunk_row(chunk: Chunk, note: Note, parts: list[Passage]) -> dict[str, Any]:
-    return {"id": chunk.id, "note_path": chunk.note_path, "hash": chunk.hash, "props": {
-        "ord": chunk.ord, "text": chunk.text, "breadcrumb": chunk.breadcrumb, "date": chunk.date,
-        "tokens": chunk.tokens, "note_path": chunk.note_path, "title": note.title, "folder": note.folder,
-        "folder_key": note.folder + "/",
-        "tags": list(note.tags), "private": note.private, "facets": _facets(note.folder, note.tags, chunk.date),
-        "privacy": cypher.PRIVATE_WORD if note.private else ""},
-        "passages": [{"id": p.id, "ord": p.ord, "text": p.text, "hash": p.hash} for p in parts]}
+    return {
+        "id": chunk.id,
+        "note_path": chunk.note_path,
+        "hash": chunk.hash,
+        "props": {
+            "ord": chunk.ord,
+            "text": chunk.text,
+            "breadcrumb": chunk.breadcrumb,
+            "date": chunk.date,
+            "tokens": chunk.tokens,
+            "note_path": chunk.note_path,
+            "title": note.title,
+            "folder": note.folder,
+            "folder_key": note.folder + "/",
+            "tags": list(note.tags),
+            "private": note.private,
+            "facets": _facets(note.folder, note.tags, chunk.date),
+            "privacy": cypher.PRIVATE_WORD if note.private else "",
+        },
+        "passages": [{"id": p.id, "ord": p.ord, "text": p.text, "hash": p.hash} for p in parts],
+    }
 
 
 PARSE_SECONDS = 30  # one note taking longer than this is skipped, never a hung run
@@ -207,12 +253,13 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
-def parsed_batches(todo: list[VaultFile], private_folders: tuple[str, ...],
-                   workers: int) -> Iterator[list[Parsed | Skipped]]:
+def parsed_batches(
+    todo: list[VaultFile], private_folders: tuple[str, ...], workers: int
+) -> Iterator[list[Parsed | Skipped]]:
     """Parsed and chunked notes in batches; worker processes parse while this one writes."""
     if workers <= 1 or len(todo) < 4 * BATCH_NOTES:
         for start in range(0, len(todo), BATCH_NOTES):
-            yield [parse_and_chunk(vf, private_folders) for vf in todo[start:start + BATCH_NOTES]]
+            yield [parse_and_chunk(vf, private_folders) for vf in todo[start : start + BATCH_NOTES]]
         return
     # Spawned, not forked: a forked worker would inherit the Bolt socket, keeping a killed run's open write
     # transaction alive and blocking the next refresh. Workers also end when this process dies.
@@ -228,8 +275,7 @@ def parsed_batches(todo: list[VaultFile], private_folders: tuple[str, ...],
             yield batch
 
 
-def write_batch(store: Store, parsed: list[Parsed], embedder_id: str,
-                existing: set[str] | dict[str, Any]) -> int:
+def write_batch(store: Store, parsed: list[Parsed], embedder_id: str, existing: set[str] | dict[str, Any]) -> int:
     """Write notes with their chunks, tags and folders in one transaction (links come after, in `relink`)."""
     note_rows: list[dict[str, Any]] = []
     chunk_rows: list[dict[str, Any]] = []
@@ -240,8 +286,15 @@ def write_batch(store: Store, parsed: list[Parsed], embedder_id: str,
     for note, chunks, parts in parsed:
         # Links are written by `relink` once every note of the run exists: a target in a later batch would
         # otherwise be missed. An empty signature marks the note's links as still to be written.
-        note_rows.append({"path": note.path, "folder": note.folder, "folder_name": _folder_name(note.folder),
-                          "tags": list(note.tags), "props": _note_props(note, PENDING_SIG)})
+        note_rows.append(
+            {
+                "path": note.path,
+                "folder": note.folder,
+                "folder_name": _folder_name(note.folder),
+                "tags": list(note.tags),
+                "props": _note_props(note, PENDING_SIG),
+            }
+        )
         if note.path in existing:  # a new note has nothing to clear
             clear_rows.append({"path": note.path, "keep": [c.id for c in chunks]})
         chunk_rows.extend(_chunk_row(c, note, p) for c, p in zip(chunks, parts))
@@ -273,24 +326,28 @@ def relink(store: Store, index: LinkIndex, bars: Bars, everything: bool = True) 
     in the graph. With `everything` False (no path in the vault changed) only the notes whose links are
     pending or whose relationship count differs from what was written are looked at."""
     todo = []
-    for row in (store.raw_links() if everything else store.raw_links_suspect()):
+    for row in store.raw_links() if everything else store.raw_links_suspect():
         rows = link_rows(row["path"], _links_from_json(row["links"]), index)
         sig = link_sig(rows)
         if sig != row["sig"] or link_count(rows) != row["edges"]:
             todo.append((row["path"], rows, sig))
     with bars.step("relinking", len(todo)) as advance:
         for start in range(0, len(todo), BATCH_NOTES):
-            batch = todo[start:start + BATCH_NOTES]
+            batch = todo[start : start + BATCH_NOTES]
             paths = [p for p, _, _ in batch]
             flat = {k: [r for _, rows, _ in batch for r in rows[k]] for k in ("note", "missing", "attachment")}
-            store.run_batch([
-                (cypher.clear_links(), {"paths": paths}),
-                (cypher.link_notes(), {"rows": flat["note"]}),
-                (cypher.link_missing(), {"rows": flat["missing"]}),
-                (cypher.link_attachments(), {"rows": flat["attachment"]}),
-                (cypher.set_link_sig(), {"rows": [{"path": p, "sig": s, "n": link_count(rows)}
-                                                  for p, rows, s in batch]}),
-            ])
+            store.run_batch(
+                [
+                    (cypher.clear_links(), {"paths": paths}),
+                    (cypher.link_notes(), {"rows": flat["note"]}),
+                    (cypher.link_missing(), {"rows": flat["missing"]}),
+                    (cypher.link_attachments(), {"rows": flat["attachment"]}),
+                    (
+                        cypher.set_link_sig(),
+                        {"rows": [{"path": p, "sig": s, "n": link_count(rows)} for p, rows, s in batch]},
+                    ),
+                ]
+            )
             advance(len(batch))
     return len(todo)
 
@@ -318,8 +375,14 @@ def _hash_or_none(vf: VaultFile) -> str | None:
         return None
 
 
-def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None, unmark_private: bool = False,
-            rebuild_indexes: bool = False) -> Summary:
+def refresh(
+    store: Store,
+    cfg: Config,
+    bars: Bars,
+    embed_step: Any = None,
+    unmark_private: bool = False,
+    rebuild_indexes: bool = False,
+) -> Summary:
     """Bring the graph in line with the vault on disk; safe to kill and run again."""
     started = time.monotonic()
     vault = cfg.require_vault()
@@ -328,15 +391,19 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None, unmar
         if store.get_meta("vault").get("path") is not None:  # kept until the indexes are rebuilt
             store.set_meta("indexes", {"switched": True})
         store.set_meta("vault", {"path": str(vault.resolve())})
-    scan = scan_vault(vault, cfg.include, cfg.exclude, cfg.max_file_bytes,
-                      obsidian_excluded=not cfg.index_obsidian_excluded)
+    scan = scan_vault(
+        vault, cfg.include, cfg.exclude, cfg.max_file_bytes, obsidian_excluded=not cfg.index_obsidian_excluded
+    )
     guard_privacy(store, cfg, {vf.path for vf in scan.notes}, unmark_private)
     states = store.note_states()
     summary = Summary(vault=str(vault), skipped=[{"path": s.path, "reason": s.reason} for s in scan.skipped])
     if scan.excluded:
-        summary.excluded = {"notes": len(scan.excluded), "filters": list(scan.filters),
-                            "reason": "Obsidian's Excluded files (.obsidian/app.json userIgnoreFilters); set "
-                                      "index_obsidian_excluded = true in the kb config to index them"}
+        summary.excluded = {
+            "notes": len(scan.excluded),
+            "filters": list(scan.filters),
+            "reason": "Obsidian's Excluded files (.obsidian/app.json userIgnoreFilters); set "
+            "index_obsidian_excluded = true in the kb config to index them",
+        }
     todo, touched = _classify(scan, states)
     on_disk = {vf.path for vf in scan.notes}
     removed = sorted(set(states) - on_disk)
@@ -356,7 +423,7 @@ def refresh(store: Store, cfg: Config, bars: Bars, embed_step: Any = None, unmar
         store.run(cypher.touch_notes(), rows=touched)
     summary.touched = len(touched)
     for start in range(0, len(removed), BATCH_NOTES):
-        rows = store.run(cypher.delete_notes(), paths=removed[start:start + BATCH_NOTES])
+        rows = store.run(cypher.delete_notes(), paths=removed[start : start + BATCH_NOTES])
         _add_churn(store, int(rows[0]["passages"]) if rows else 0)
     summary.removed = removed
     # Every run checks every note's links against what the graph holds (signature and edge count), so links
@@ -413,16 +480,21 @@ def guard_privacy(store: Store, cfg: Config, on_disk: set[str], unmark_private: 
     """
     if unmark_private:
         return
-    flips = sorted(p for p, real in store.note_real_paths(private_only=True) if p in on_disk
-                   and not (is_private(p, cfg.private_folders) or is_private(real, cfg.private_folders)))
+    flips = sorted(
+        p
+        for p, real in store.note_real_paths(private_only=True)
+        if p in on_disk and not (is_private(p, cfg.private_folders) or is_private(real, cfg.private_folders))
+    )
     if not flips:
         return
     folders = sorted({posixpath.dirname(p) or p for p in flips})
-    raise ConfigError(f"this refresh would make {len(flips)} private notes public (in {', '.join(folders[:3])}"
-                      f"{', ...' if len(folders) > 3 else ''}): they are no longer under private_folders "
-                      f"(overrides file: {overrides_path(cfg) or 'none found in the vault'}); restore the setting "
-                      "(the vault's overrides.yaml, KB_OVERRIDES or private_folders in the kb config), or run "
-                      "kb refresh --unmark-private if they should be public")
+    raise ConfigError(
+        f"this refresh would make {len(flips)} private notes public (in {', '.join(folders[:3])}"
+        f"{', ...' if len(folders) > 3 else ''}): they are no longer under private_folders "
+        f"(overrides file: {overrides_path(cfg) or 'none found in the vault'}); restore the setting "
+        "(the vault's overrides.yaml, KB_OVERRIDES or private_folders in the kb config), or run "
+        "kb refresh --unmark-private if they should be public"
+    )
 
 
 def _apply_private(store: Store, cfg: Config) -> None:
@@ -430,8 +502,11 @@ def _apply_private(store: Store, cfg: Config) -> None:
     folders = sorted(cfg.private_folders)
     if store.get_meta("privacy").get("folders") == folders:
         return
-    private = [p for p, real in store.note_real_paths()
-               if is_private(p, cfg.private_folders) or is_private(real, cfg.private_folders)]
+    private = [
+        p
+        for p, real in store.note_real_paths()
+        if is_private(p, cfg.private_folders) or is_private(real, cfg.private_folders)
+    ]
     store.run(cypher.mark_private(), private_paths=private)
     store.set_meta("privacy", {"folders": folders})
 
@@ -445,4 +520,3 @@ def missing_with_aliases(store: Store) -> list[dict[str, Any]]:
         row["alias_of"] = aliases.get(row["key"], [])
         out.append(row)
     return out
-

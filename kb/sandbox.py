@@ -138,7 +138,8 @@ class PublicStore(Store):
     def query_type(self, query: str, params: dict[str, Any]) -> str | None:
         """The planner's verdict on a query (EXPLAIN: nothing is read), in a read transaction of its own."""
         work = neo4j.unit_of_work(timeout=self.timeout_s, metadata=self._metadata())(
-            lambda tx: tx.run("EXPLAIN " + query, params).consume().query_type)
+            lambda tx: tx.run("EXPLAIN " + query, params).consume().query_type
+        )
         with self.driver.session(database=self.conn.database, default_access_mode=neo4j.READ_ACCESS) as session:
             return session.execute_read(work)  # type: ignore[no-any-return]
 

@@ -94,15 +94,25 @@ def _maven_unlocked(paths: ServerPaths) -> Path:
     if (paths.lib / ".complete").exists():
         return paths.lib
     if shutil.which("mvn") is None:
-        raise ServerError(f"Neo4j {paths.version} is not in kb's jar lock and mvn is not installed: install Maven, "
-                          f"or use neo4j_version = \"{jars.packaged_lock().version}\"")
+        raise ServerError(
+            f"Neo4j {paths.version} is not in kb's jar lock and mvn is not installed: install Maven, "
+            f'or use neo4j_version = "{jars.packaged_lock().version}"'
+        )
     work = paths.root / f"fetch-{paths.version}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     pom = resources.files("kb.data").joinpath("neo4j-pom.xml").read_text(encoding="utf-8")
     (work / "pom.xml").write_text(pom.replace("@NEO4J_VERSION@", paths.version), encoding="utf-8")
-    cmd = ["mvn", "-B", "-q", "-f", str(work / "pom.xml"), "dependency:copy-dependencies",
-           f"-DoutputDirectory={work / 'lib'}", "-DincludeScope=runtime"]
+    cmd = [
+        "mvn",
+        "-B",
+        "-q",
+        "-f",
+        str(work / "pom.xml"),
+        "dependency:copy-dependencies",
+        f"-DoutputDirectory={work / 'lib'}",
+        "-DincludeScope=runtime",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
@@ -240,8 +250,10 @@ def _stored_password(cfg: Config, paths: ServerPaths) -> tuple[str, bool]:
     if stored:
         return str(stored), False
     if (paths.data / "dbms" / "auth.ini").exists() or (paths.data / "databases" / "system").exists():
-        raise ServerError(f"kb's Neo4j in {paths.data} already has a password but {cfg.config_file} has no "
-                          "neo4j_password: put it back there, or delete that data folder to start afresh")
+        raise ServerError(
+            f"kb's Neo4j in {paths.data} already has a password but {cfg.config_file} has no "
+            "neo4j_password: put it back there, or delete that data folder to start afresh"
+        )
     return secrets.token_urlsafe(18), True
 
 
@@ -273,8 +285,10 @@ def start(cfg: Config, timeout: float = 120.0, progress: Callable[[str], None] |
     if updates:
         write_config_values(cfg.home, updates)
     if port_open(port):
-        raise ServerError(f"port {port} is taken by another program: set server_port in {cfg.config_file} "
-                          "or KB_SERVER_PORT to a free port")
+        raise ServerError(
+            f"port {port} is taken by another program: set server_port in {cfg.config_file} "
+            "or KB_SERVER_PORT to a free port"
+        )
     return _launch(cfg, paths, java, port, password, timeout)
 
 
@@ -302,27 +316,45 @@ def _launch(cfg: Config, paths: ServerPaths, java: Java, port: int, password: st
     _tighten(paths.root)
     for folder in (paths.conf, paths.data, paths.logs, paths.pid_file.parent):
         make_private(folder)
-    cmd = [str(java.path), f"-Xmx{cfg.server_heap}", *JVM_FLAGS, "-cp", f"{paths.lib}/*", MAIN_CLASS,
-           f"--home-dir={paths.root}", f"--config-dir={paths.conf}"]
+    cmd = [
+        str(java.path),
+        f"-Xmx{cfg.server_heap}",
+        *JVM_FLAGS,
+        "-cp",
+        f"{paths.lib}/*",
+        MAIN_CLASS,
+        f"--home-dir={paths.root}",
+        f"--config-dir={paths.conf}",
+    ]
     fd = os.open(paths.logs / "console.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     with os.fdopen(fd, "ab") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                cwd=paths.root, env=_java_env(paths, java), start_new_session=True,
-                                umask=PRIVATE_UMASK)
+        proc = subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=paths.root,
+            env=_java_env(paths, java),
+            start_new_session=True,
+            umask=PRIVATE_UMASK,
+        )
     fd = os.open(paths.pid_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as fh:
         fh.write(str(proc.pid))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise ServerError(f"Neo4j exited with code {proc.returncode} while starting: see "
-                              f"{paths.logs / 'console.log'} and {paths.logs / 'neo4j.log'}")
+            raise ServerError(
+                f"Neo4j exited with code {proc.returncode} while starting: see "
+                f"{paths.logs / 'console.log'} and {paths.logs / 'neo4j.log'}"
+            )
         if port_open(port) and _bolt_ready(paths):
             return _info(port, password, proc.pid, paths)
         time.sleep(0.3)
     stop(cfg)
-    raise ServerError(f"Neo4j did not answer on 127.0.0.1:{port} within {timeout:.0f} s: "
-                      f"see {paths.logs / 'neo4j.log'}")
+    raise ServerError(
+        f"Neo4j did not answer on 127.0.0.1:{port} within {timeout:.0f} s: see {paths.logs / 'neo4j.log'}"
+    )
 
 
 def _bolt_ready(paths: ServerPaths) -> bool:

@@ -40,16 +40,21 @@ class Store:
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         try:
-            self.driver = neo4j.GraphDatabase.driver(conn.uri, auth=(conn.user, conn.password),
-                                                     notifications_min_severity="OFF")
+            self.driver = neo4j.GraphDatabase.driver(
+                conn.uri, auth=(conn.user, conn.password), notifications_min_severity="OFF"
+            )
             self.driver.verify_connectivity()
         except nx.AuthError as exc:
-            raise StoreError(f"Neo4j at {redact_uri(conn.uri)} refused the login for user '{conn.user}': "
-                             "set NEO4J_PASSWORD (or neo4j_password in the kb config) to the right password") from exc
+            raise StoreError(
+                f"Neo4j at {redact_uri(conn.uri)} refused the login for user '{conn.user}': "
+                "set NEO4J_PASSWORD (or neo4j_password in the kb config) to the right password"
+            ) from exc
         except (nx.ServiceUnavailable, OSError, ValueError, nx.ConfigurationError) as exc:
-            raise StoreError(f"cannot reach Neo4j at {redact_uri(conn.uri)} "
-                             f"({_first_line(exc).replace(conn.uri, redact_uri(conn.uri))}): start it with "
-                             "`kb db start` or set NEO4J_URI to a running server") from exc
+            raise StoreError(
+                f"cannot reach Neo4j at {redact_uri(conn.uri)} "
+                f"({_first_line(exc).replace(conn.uri, redact_uri(conn.uri))}): start it with "
+                "`kb db start` or set NEO4J_URI to a running server"
+            ) from exc
         self.version = self._check_version()
         self.line_index_seen = False
 
@@ -75,9 +80,11 @@ class Store:
 
     def run_batch(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Several statements in one transaction: all of them land, or none."""
+
         def work(tx: neo4j.ManagedTransaction) -> None:
             for query, params in statements:
                 tx.run(query, dict(params)).consume()
+
         with self.driver.session(database=self.conn.database) as session:
             session.execute_write(work)
 
@@ -92,8 +99,10 @@ class Store:
             raise StoreError(f"Neo4j at {self.conn.uri}: {_first_line(exc)}") from exc
         version = str(rows[0]["version"]) if rows else "0"
         if _version_tuple(version) < MIN_VERSION:
-            raise StoreError(f"Neo4j at {self.conn.uri} is version {version}; kb needs 5.13 or newer for "
-                             "vector indexes: upgrade the server (5.26 LTS or a current release)")
+            raise StoreError(
+                f"Neo4j at {self.conn.uri} is version {version}; kb needs 5.13 or newer for "
+                "vector indexes: upgrade the server (5.26 LTS or a current release)"
+            )
         return version
 
     # -- schema and metadata -------------------------------------------
@@ -207,10 +216,13 @@ def connection_for(cfg: Config) -> Connection:
     """The server to use: the configured one, else kb's managed server (started if needed)."""
     if cfg.neo4j_uri:
         if not cfg.neo4j_password:
-            raise StoreError(f"NEO4J_URI is {redact_uri(cfg.neo4j_uri)} but no password is set: set NEO4J_PASSWORD "
-                             "or neo4j_password in the kb config")
+            raise StoreError(
+                f"NEO4J_URI is {redact_uri(cfg.neo4j_uri)} but no password is set: set NEO4J_PASSWORD "
+                "or neo4j_password in the kb config"
+            )
         return Connection(cfg.neo4j_uri, cfg.neo4j_user, cfg.neo4j_password, cfg.neo4j_database)
     from kb import server
+
     info = server.start(cfg)
     return Connection(info.uri, info.user, info.password, cfg.neo4j_database)
 
@@ -233,30 +245,49 @@ class SearchIndex:
         """Passages by the full-text index, best first; each row names its chunk (`id`) and `passage`."""
         return _rows(self.store, cypher.fulltext_passages(), query=lucene, limit=limit)
 
-    def vector(self, vec: list[float], limit: int, filters: Mapping[str, Any] | None = None,
-               private: bool = False) -> list[dict[str, Any]]:
+    def vector(
+        self, vec: list[float], limit: int, filters: Mapping[str, Any] | None = None, private: bool = False
+    ) -> list[dict[str, Any]]:
         """Nearest passages (rows as `keyword`), of the public index and, with `private`, the private one."""
         active = {k: v for k, v in (filters or {}).items() if v not in (None, "")}
         rows = []
         for index_private in (False, True) if private else (False,):
-            rows += (self._filtered(vec, limit, active, filters or {}, index_private) if active else
-                     # The index is approximate (HNSW): asking it for more than we keep makes the top `limit`
-                     # nearly exact, so the ranking barely depends on the order the index was built in.
-                     _rows(self.store, cypher.vector_passages(private=index_private), vec=vec, limit=limit,
-                           candidates=limit * VECTOR_OVERFETCH))
+            rows += (
+                self._filtered(vec, limit, active, filters or {}, index_private)
+                if active
+                # The index is approximate (HNSW): asking it for more than we keep makes the top `limit`
+                # nearly exact, so the ranking barely depends on the order the index was built in.
+                else _rows(
+                    self.store,
+                    cypher.vector_passages(private=index_private),
+                    vec=vec,
+                    limit=limit,
+                    candidates=limit * VECTOR_OVERFETCH,
+                )
+            )
         # the top `limit` of the union is within the two top-`limit` lists
         return sorted(rows, key=lambda r: (-r["score"], r["passage"]))[:limit] if private else rows
 
-    def _filtered(self, vec: list[float], limit: int, active: Mapping[str, Any], filters: Mapping[str, Any],
-                  private: bool) -> list[dict[str, Any]]:
+    def _filtered(
+        self, vec: list[float], limit: int, active: Mapping[str, Any], filters: Mapping[str, Any], private: bool
+    ) -> list[dict[str, Any]]:
         """Filtered nearest passages of one index: its nearest candidates that pass the filters when at least
         `limit` of them do (then they are the filtered top), else an exact scan of the passages that pass."""
         flags = ("folder" in active, "tag" in active, "since" in active, "until" in active)
         folder = active.get("folder")
-        params = {**dict(filters), "vec": vec, "limit": limit, "private": private,
-                  "folder_key": f"{folder.strip('/')}/" if folder else None}
-        rows = _rows(self.store, cypher.vector_passages_prefiltered(*flags, private=private),
-                     candidates=limit * FILTERED_OVERFETCH, **params)
+        params = {
+            **dict(filters),
+            "vec": vec,
+            "limit": limit,
+            "private": private,
+            "folder_key": f"{folder.strip('/')}/" if folder else None,
+        }
+        rows = _rows(
+            self.store,
+            cypher.vector_passages_prefiltered(*flags, private=private),
+            candidates=limit * FILTERED_OVERFETCH,
+            **params,
+        )
         if len(rows) >= limit:
             return rows
         return _rows(self.store, cypher.vector_chunks_filtered(*flags, private=private), **params)
@@ -285,10 +316,16 @@ class KnowledgeStore:
         for stmt in cypher.delete_knowledge():
             self.store.run_autocommit(stmt)
 
-    def replace(self, entities: list[dict[str, Any]], mentions: list[dict[str, Any]],
-                relationships: dict[str, list[dict[str, Any]]], claims: list[dict[str, Any]],
-                claim_edges: dict[str, list[dict[str, str]]] | None = None,
-                described_by: list[dict[str, str]] | None = None, batch: int = 5000) -> None:
+    def replace(
+        self,
+        entities: list[dict[str, Any]],
+        mentions: list[dict[str, Any]],
+        relationships: dict[str, list[dict[str, Any]]],
+        claims: list[dict[str, Any]],
+        claim_edges: dict[str, list[dict[str, str]]] | None = None,
+        described_by: list[dict[str, str]] | None = None,
+        batch: int = 5000,
+    ) -> None:
         """Rebuild the layer: delete it, then write it again in batches (nodes first)."""
         self.clear()
         edges = claim_edges or {}
@@ -296,10 +333,14 @@ class KnowledgeStore:
         for m in mentions:
             by_chunk.setdefault(m["chunk"], []).append(m["entity"])
         grouped = [{"chunk": c, "entities": by_chunk[c]} for c in sorted(by_chunk)]
-        steps = [(cypher.create_entities(), entities), (cypher.create_mentions(), grouped),
-                 *((cypher.create_relationships(t), relationships[t]) for t in sorted(relationships)),
-                 (cypher.create_claims(), claims), *((cypher.create_claim_edges(t), edges[t]) for t in sorted(edges)),
-                 (cypher.create_described_by(), described_by or [])]
+        steps = [
+            (cypher.create_entities(), entities),
+            (cypher.create_mentions(), grouped),
+            *((cypher.create_relationships(t), relationships[t]) for t in sorted(relationships)),
+            (cypher.create_claims(), claims),
+            *((cypher.create_claim_edges(t), edges[t]) for t in sorted(edges)),
+            (cypher.create_described_by(), described_by or []),
+        ]
         for query, rows in steps:
             self._write(query, rows, batch)
         self.store.run_autocommit(cypher.label_hubs())
@@ -307,7 +348,7 @@ class KnowledgeStore:
     def _write(self, query: str, rows: list[dict[str, Any]], batch: int = 5000) -> None:
         """One UNWIND statement over `rows`, a transaction per `batch` rows."""
         for start in range(0, len(rows), batch):
-            self.store.run(query, rows=rows[start:start + batch])
+            self.store.run(query, rows=rows[start : start + batch])
 
     def counts(self) -> dict[str, int]:
         return {k: int(v) for k, v in self.store.read(cypher.knowledge_counts())[0].items()}
@@ -337,18 +378,44 @@ class KnowledgeStore:
         self.store.run_autocommit(cypher.claim_line_index(dims))
         self.store.await_indexes()
 
-    def graph_context(self, question: str, words: str, pronouns: Sequence[str], chunk_ids: Sequence[str],
-                      seeds: int, two_hops: bool, types: Sequence[str], asked: Sequence[str],
-                      qvec: list[float] | None, limit: int, seed_limit: int, per_entity: int, others: int,
-                      include_private: bool) -> dict[str, list[dict[str, Any]]]:
+    def graph_context(
+        self,
+        question: str,
+        words: str,
+        pronouns: Sequence[str],
+        chunk_ids: Sequence[str],
+        seeds: int,
+        two_hops: bool,
+        types: Sequence[str],
+        asked: Sequence[str],
+        qvec: list[float] | None,
+        limit: int,
+        seed_limit: int,
+        per_entity: int,
+        others: int,
+        include_private: bool,
+    ) -> dict[str, list[dict[str, Any]]]:
         """The entities a question names (found by `words`) and seeds, their links, typed two-hop links and
         claims, in one round trip."""
         vectors = qvec is not None and self.has_line_index()
-        row = self.store.read(cypher.graph_context(vectors), question=question, words=words, pronouns=list(pronouns),
-                              chunk_ids=list(chunk_ids), seeds=seeds, two_hops=two_hops, types=list(types),
-                              asked=list(asked), qvec=qvec, limit=limit, seed_limit=seed_limit,
-                              per_entity=per_entity, others=others, fetch=max(100, others * 4),
-                              private=include_private)[0]
+        row = self.store.read(
+            cypher.graph_context(vectors),
+            question=question,
+            words=words,
+            pronouns=list(pronouns),
+            chunk_ids=list(chunk_ids),
+            seeds=seeds,
+            two_hops=two_hops,
+            types=list(types),
+            asked=list(asked),
+            qvec=qvec,
+            limit=limit,
+            seed_limit=seed_limit,
+            per_entity=per_entity,
+            others=others,
+            fetch=max(100, others * 4),
+            private=include_private,
+        )[0]
         return {k: row[k] for k in ("named", "seeds", "links", "hops", "claims")}
 
     def chunk_dates(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -366,9 +433,22 @@ class KnowledgeStore:
     def entity_relationships(self, key: str) -> list[dict[str, Any]]:
         return self.store.read(cypher.entity_relationships(), key=key)
 
-    def chunk_claims(self, chunk_ids: Sequence[str], qvec: list[float] | None, stems: Sequence[str],
-                     per_chunk: int, include_private: bool) -> list[dict[str, Any]]:
+    def chunk_claims(
+        self,
+        chunk_ids: Sequence[str],
+        qvec: list[float] | None,
+        stems: Sequence[str],
+        per_chunk: int,
+        include_private: bool,
+    ) -> list[dict[str, Any]]:
         """Each chunk's `per_chunk` claims nearest `qvec` and those of an attribute named by `stems`."""
         vectors = qvec is not None and self.has_line_index()
-        return self.store.read(cypher.chunk_claims(vectors), chunk_ids=list(chunk_ids), qvec=qvec,
-                               stems=list(stems), per_chunk=per_chunk, fetch=300, private=include_private)
+        return self.store.read(
+            cypher.chunk_claims(vectors),
+            chunk_ids=list(chunk_ids),
+            qvec=qvec,
+            stems=list(stems),
+            per_chunk=per_chunk,
+            fetch=300,
+            private=include_private,
+        )

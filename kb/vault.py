@@ -101,8 +101,9 @@ def obsidian_filters(root: Path) -> tuple[tuple[str, ...], str | None]:
         filters = data.get("userIgnoreFilters") or [] if isinstance(data, dict) else []
         return tuple(str(f) for f in filters if isinstance(f, str) and f.strip()), None
     except (OSError, ValueError) as exc:
-        return (), (f".obsidian/app.json: unreadable ({str(exc)[:80]}); Obsidian's excluded files not applied: "
-                    "fix the file")
+        return (), (
+            f".obsidian/app.json: unreadable ({str(exc)[:80]}); Obsidian's excluded files not applied: fix the file"
+        )
 
 
 def _ignored_by(filters: tuple[str, ...]) -> Callable[[str], bool]:
@@ -118,11 +119,17 @@ def _ignored_by(filters: tuple[str, ...]) -> Callable[[str], bool]:
 
     def ignored(path: str) -> bool:
         return path.startswith(prefixes) or any(rx.search(path) for rx in patterns)
+
     return ignored
 
 
-def scan_vault(root: Path, include: tuple[str, ...] = ("**/*.md",), exclude: tuple[str, ...] = (),
-               max_bytes: int = 5_000_000, obsidian_excluded: bool = True) -> Scan:
+def scan_vault(
+    root: Path,
+    include: tuple[str, ...] = ("**/*.md",),
+    exclude: tuple[str, ...] = (),
+    max_bytes: int = 5_000_000,
+    obsidian_excluded: bool = True,
+) -> Scan:
     """Walk the vault in a stable order; dot folders (.obsidian, .trash, .git) are not part of it, nor (unless
     `obsidian_excluded` is False) the notes Obsidian's "Excluded files" setting hides."""
     scan = Scan()
@@ -132,10 +139,14 @@ def scan_vault(root: Path, include: tuple[str, ...] = ("**/*.md",), exclude: tup
         if problem:
             scan.skipped.append(Skipped(".obsidian/app.json", problem))
     ignored = _ignored_by(scan.filters)
+
     def unreadable(exc: OSError) -> None:
         rel = Path(exc.filename).relative_to(root).as_posix() if exc.filename else "?"
-        why = ("vanished during the scan (renamed or deleted): run kb refresh again"
-               if isinstance(exc, FileNotFoundError) else f"unreadable folder ({exc.strerror}): check its permissions")
+        why = (
+            "vanished during the scan (renamed or deleted): run kb refresh again"
+            if isinstance(exc, FileNotFoundError)
+            else f"unreadable folder ({exc.strerror}): check its permissions"
+        )
         scan.skipped.append(Skipped(rel, why))
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
@@ -161,13 +172,18 @@ def scan_vault(root: Path, include: tuple[str, ...] = ("**/*.md",), exclude: tup
     return scan
 
 
-def _classify(root: Path, full: Path, include: tuple[str, ...], exclude: tuple[str, ...],
-              max_bytes: int, scan: Scan) -> None:
+def _classify(
+    root: Path, full: Path, include: tuple[str, ...], exclude: tuple[str, ...], max_bytes: int, scan: Scan
+) -> None:
     rel = full.relative_to(root).as_posix()
     name = full.name
     if name.endswith(".icloud"):
-        scan.skipped.append(Skipped(rel, "online-only iCloud placeholder: download it in Finder/Files "
-                                         "(Download Now), then run kb refresh again"))
+        scan.skipped.append(
+            Skipped(
+                rel,
+                "online-only iCloud placeholder: download it in Finder/Files (Download Now), then run kb refresh again",
+            )
+        )
         return
     if name.startswith("."):
         return
@@ -192,12 +208,21 @@ def _classify(root: Path, full: Path, include: tuple[str, ...], exclude: tuple[s
             return
         real = Path(os.path.realpath(full)).relative_to(root).as_posix()
     if not stat.S_ISREG(st.st_mode):
-        scan.skipped.append(Skipped(rel, "not a regular file (a FIFO, socket or device named like a note): "
-                                         "remove it or rename it without .md"))
+        scan.skipped.append(
+            Skipped(
+                rel,
+                "not a regular file (a FIFO, socket or device named like a note): remove it or rename it without .md",
+            )
+        )
         return
     if st.st_size > max_bytes:
-        scan.skipped.append(Skipped(rel, f"{st.st_size:,} bytes is over max_file_bytes ({max_bytes:,}): "
-                                         "raise max_file_bytes in the kb config to include it"))
+        scan.skipped.append(
+            Skipped(
+                rel,
+                f"{st.st_size:,} bytes is over max_file_bytes ({max_bytes:,}): "
+                "raise max_file_bytes in the kb config to include it",
+            )
+        )
         return
     if not os.access(full, os.R_OK):
         scan.skipped.append(Skipped(rel, "unreadable (permission denied): check the file's permissions"))
@@ -214,8 +239,10 @@ def _folder_link(root: Path, link: Path) -> str:
         return "symlink loop (the folder links to a folder above it): remove the link"
     if not target.is_relative_to(root):
         return "symlink to a folder outside the vault: move the folder into the vault"
-    return (f"symlink to {target.relative_to(root).as_posix() or 'the vault'}/ inside the vault, whose notes are "
-            "read there: remove the link")
+    return (
+        f"symlink to {target.relative_to(root).as_posix() or 'the vault'}/ inside the vault, whose notes are "
+        "read there: remove the link"
+    )
 
 
 def _stat_error(full: Path) -> OSError:
@@ -263,8 +290,10 @@ def parse_note(vf: VaultFile, private_folders: tuple[str, ...] = ()) -> Note:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         text = data.decode("utf-8", errors="replace")
-        warnings.append(f"{vf.path}: not valid UTF-8 (byte {exc.start}); decoded with replacement "
-                        "characters: re-save the file as UTF-8")
+        warnings.append(
+            f"{vf.path}: not valid UTF-8 (byte {exc.start}); decoded with replacement "
+            "characters: re-save the file as UTF-8"
+        )
     text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     if not data:
         warnings.append(f"{vf.path}: empty file (0 bytes): kept as a note with no text")
@@ -276,13 +305,25 @@ def parse_note(vf: VaultFile, private_folders: tuple[str, ...] = ()) -> Note:
     warnings.extend(_date_warnings(vf.path, meta, source))
     fm_tags = _as_list(meta.get("tags")) + _as_list(meta.get("tag"))
     return Note(
-        path=vf.path, title=pure.stem, folder=folder, body=body, hash=file_hash(data), size=vf.size,
-        mtime=vf.mtime, frontmatter=_json_safe(meta), aliases=tuple(_as_list(meta.get("aliases"))
-                                                                    + _as_list(meta.get("alias"))),
-        tags=expand_tags([t.lstrip("#") for t in fm_tags] + list(structure.tags)), links=structure.links,
-        structure=structure, date=date, date_source=source, updated=_date_str(meta.get("updated")),
+        path=vf.path,
+        title=pure.stem,
+        folder=folder,
+        body=body,
+        hash=file_hash(data),
+        size=vf.size,
+        mtime=vf.mtime,
+        frontmatter=_json_safe(meta),
+        aliases=tuple(_as_list(meta.get("aliases")) + _as_list(meta.get("alias"))),
+        tags=expand_tags([t.lstrip("#") for t in fm_tags] + list(structure.tags)),
+        links=structure.links,
+        structure=structure,
+        date=date,
+        date_source=source,
+        updated=_date_str(meta.get("updated")),
         private=is_private(vf.path, private_folders) or is_private(vf.real or vf.path, private_folders),
-        warnings=warnings, real_path=vf.real if vf.real != vf.path else "")
+        warnings=warnings,
+        real_path=vf.real if vf.real != vf.path else "",
+    )
 
 
 def _split_front_matter(path: str, text: str, warnings: list[str]) -> tuple[dict[str, Any], str]:
@@ -299,8 +340,10 @@ def _split_front_matter(path: str, text: str, warnings: list[str]) -> tuple[dict
         first = " ".join(str(exc).split())[:160]
         meta = _salvage_lines(fm)
         kept = f"kept {', '.join(sorted(meta))}" if meta else "ignored"
-        warnings.append(f"{path}: malformed YAML front matter ({first}); body parsed, front matter {kept}: "
-                        "fix the YAML between the --- lines")
+        warnings.append(
+            f"{path}: malformed YAML front matter ({first}); body parsed, front matter {kept}: "
+            "fix the YAML between the --- lines"
+        )
         return meta, body
     if not isinstance(meta, dict):
         warnings.append(f"{path}: front matter is not a mapping; ignored: use key: value lines")
@@ -373,11 +416,12 @@ def _date_warnings(path: str, meta: dict[str, Any], used: str) -> list[str]:
         shown = str(value)[:40]
         if _date_str(value) is None:
             fallback = f"; the note's date comes from its {used}" if key != "updated" else ""
-            out.append(f"{path}: front matter {key} {shown!r} is not a valid date{fallback}: "
-                       "write it as YYYY-MM-DD")
+            out.append(f"{path}: front matter {key} {shown!r} is not a valid date{fallback}: write it as YYYY-MM-DD")
         elif isinstance(value, str) and (m := CLOCK.search(value)) and not _valid_clock(m):
-            out.append(f"{path}: front matter {key} {shown!r} has an impossible time of day; only its date is "
-                       "used: write it as YYYY-MM-DD HH:MM")
+            out.append(
+                f"{path}: front matter {key} {shown!r} has an impossible time of day; only its date is "
+                "used: write it as YYYY-MM-DD HH:MM"
+            )
     return out
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-STOP = frozenset("what when who how did does do is was were the a an of for to in on our we my has have "
-                 "and or it its this that with by at from change changed over time".split())
+STOP = frozenset(
+    "what when who how did does do is was were the a an of for to in on our we my has have "
+    "and or it its this that with by at from change changed over time".split()
+)
 # attribute words too general to say what a claim is about on their own
 GENERIC_ATTR = frozenset("count date status amount value number rate total name type level share".split())
 

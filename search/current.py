@@ -36,15 +36,23 @@ def as_of_rows(rows: list[dict[str, Any]], as_of: str) -> list[dict[str, Any]]:
 
 def current_only(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Only claims that still stand: current facts, and plans or opinions nothing later replaced or followed."""
+
     def stands(r: dict[str, Any]) -> bool:
         if r["sup"] or r["then"]:
             return False
         return bool(r["claim"].get("is_current")) or r["claim"]["modality"] not in FACTUAL
+
     return [r for r in rows if stands(r)]
 
 
-def lead_claims(claims: list[dict[str, Any]], named: set[str], asked: set[str], start: str | None,
-                at: str | None, margin: float | None = None) -> list[dict[str, Any]]:
+def lead_claims(
+    claims: list[dict[str, Any]],
+    named: set[str],
+    asked: set[str],
+    start: str | None,
+    at: str | None,
+    margin: float | None = None,
+) -> list[dict[str, Any]]:
     """Per timeline of a named entity whose attribute the question asks for in full (every stem of
     customer_count, not just one of enterprise_definition), or, with `margin`, one of whose lines is that close
     to the line nearest the question (the question's words need not be English), and that has a history: its
@@ -52,8 +60,11 @@ def lead_claims(claims: list[dict[str, Any]], named: set[str], asked: set[str], 
     it from `start`)."""
     mine = [r for r in claims if r["entry"] in named]
     best = max((r["score"] for r in mine if r.get("score") is not None), default=None)
-    near = {(r["entry"], r["claim"]["attribute"]) for r in mine if margin is not None and best is not None and
-            r.get("score") is not None and r["score"] >= best - margin}
+    near = {
+        (r["entry"], r["claim"]["attribute"])
+        for r in mine
+        if margin is not None and best is not None and r.get("score") is not None and r["score"] >= best - margin
+    }
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in mine:
         stems = set(row["claim"].get("attr_stems") or [])
@@ -92,9 +103,14 @@ def _neg(date: str) -> str:
     return "".join(chr(0x10FFFF - ord(ch)) for ch in date)
 
 
-def promote(results: list[dict[str, Any]], leads: list[dict[str, Any]], limit: int, reason: str,
-            fetch: Callable[[list[tuple[str, str]]], list[dict[str, Any]]],
-            period: tuple[str, str] | None = None) -> list[dict[str, Any]]:
+def promote(
+    results: list[dict[str, Any]],
+    leads: list[dict[str, Any]],
+    limit: int,
+    reason: str,
+    fetch: Callable[[list[tuple[str, str]]], list[dict[str, Any]]],
+    period: tuple[str, str] | None = None,
+) -> list[dict[str, Any]]:
     """Lead notes first (newest note first, or those written in `period`, at most `limit`), then the others in
     their hybrid order; a lead note outside the results comes in with the chunk that states the value (`fetch`
     builds it)."""
@@ -107,8 +123,7 @@ def promote(results: list[dict[str, Any]], leads: list[dict[str, Any]], limit: i
     present = {r["path"]: r for r in results}
     missing = fetch([(p, c) for p, c in first if p not in present and c])
     added = {r["path"]: r for r in missing}
-    top = [{**(present.get(p) or added[p]), "promoted": reason}
-           for p, _ in first if p in present or p in added]
+    top = [{**(present.get(p) or added[p]), "promoted": reason} for p, _ in first if p in present or p in added]
     moved = {r["path"] for r in top}
     out = top + [r for r in results if r["path"] not in moved]
-    return [{**r, "rank": n} for n, r in enumerate(out[:len(results) or len(out)], start=1)]
+    return [{**r, "rank": n} for n, r in enumerate(out[: len(results) or len(out)], start=1)]

@@ -18,8 +18,10 @@ YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 QUARTER = re.compile(r"(?i)(?:(?<!\d)((?:19|20)\d\d)[\s-]*)?\bQ([1-4])\b(?:[\s-]*((?:19|20)\d\d)(?!\d))?")
 CJK_QUARTER = re.compile(r"(?:((?:19|20)\d\d)年)?第([一二三四1-4])季度")
 CJK_DIGIT = {"一": 1, "二": 2, "三": 3, "四": 4, "1": 1, "2": 2, "3": 3, "4": 4}
-LAST_QUARTER = re.compile(r"(?i)\b(last quarter|previous quarter|letzte[sn]? quartal|vorige[sn]? quartal|"
-                          r"dernier trimestre|trimestre dernier|último trimestre)\b|上个?季度|上一季度")
+LAST_QUARTER = re.compile(
+    r"(?i)\b(last quarter|previous quarter|letzte[sn]? quartal|vorige[sn]? quartal|"
+    r"dernier trimestre|trimestre dernier|último trimestre)\b|上个?季度|上一季度"
+)
 THIS_QUARTER = re.compile(r"(?i)\b(this quarter|dieses quartal|ce trimestre|este trimestre)\b|本季度|这个季度")
 LAST_YEAR = re.compile(r"(?i)\b(last year|letzte[sn]? jahr|l'année dernière|el año pasado)\b|去年")
 # "mid-2023", "Mitte 2023", "mi-2023", "2023年年中": the middle of a year, read as June (the half-year's end)
@@ -76,7 +78,7 @@ def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
         else:
             year = _latest_quarter(q, today)
         start, end = _quarter(year, q)
-        out.append((m.start(), end_at, DateRange(text[m.start():end_at].strip(), start.isoformat(), end.isoformat())))
+        out.append((m.start(), end_at, DateRange(text[m.start() : end_at].strip(), start.isoformat(), end.isoformat())))
     for m in CJK_QUARTER.finditer(text):
         q = CJK_DIGIT[m.group(2)]
         year = int(m.group(1)) if m.group(1) else _latest_quarter(q, today)
@@ -96,12 +98,16 @@ def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
 @lru_cache(maxsize=8)
 def _parser(lang: str, today: dt.date) -> Any:
     from dateparser.date import DateDataParser
+
     return DateDataParser(languages=[lang], settings=_settings(today))
 
 
 def _settings(today: dt.date) -> dict[str, Any]:
-    return {"RELATIVE_BASE": dt.datetime(today.year, today.month, today.day), "PREFER_DATES_FROM": "past",
-            "RETURN_TIME_AS_PERIOD": True}
+    return {
+        "RELATIVE_BASE": dt.datetime(today.year, today.month, today.day),
+        "PREFER_DATES_FROM": "past",
+        "RETURN_TIME_AS_PERIOD": True,
+    }
 
 
 def _tightest(phrase: str, lang: str, today: dt.date) -> tuple[str, str]:
@@ -109,7 +115,7 @@ def _tightest(phrase: str, lang: str, today: dt.date) -> tuple[str, str]:
     the" is "in September 2025"; "A in 2025" is "in 2025"), then is read again for its period."""
     years = list(YEAR.finditer(phrase))
     if years:
-        phrase = phrase[:years[-1].end()]
+        phrase = phrase[: years[-1].end()]
         words = phrase.split()
         while len(words) > 1 and len(words[0]) == 1:
             words = words[1:]
@@ -121,6 +127,7 @@ def _dateparser_hits(text: str, lang: str, today: dt.date) -> list[tuple[str, dt
     """(phrase, date, period) for each date phrase dateparser finds; a lone short word read as a day ("we"
     as Wednesday) is noise and left out."""
     from dateparser.search import search_dates
+
     found = search_dates(text, languages=[lang], settings=_settings(today)) or []
     out = []
     for phrase, when in found:
@@ -157,13 +164,13 @@ def resolve(text: str, today: dt.date, lang: str | None) -> list[DateRange]:
             start, end = _span(when, period)
             since = SINCE.search(text[:at])
             if since:
-                end, phrase = today, text[since.start(1):at] + phrase  # "since March" reads to today
+                end, phrase = today, text[since.start(1) : at] + phrase  # "since March" reads to today
                 at = since.start(1)
             spans.append((at, at + len(phrase), DateRange(phrase.strip(), start.isoformat(), end.isoformat())))
             taken.append((at, at + len(phrase)))
     for m in YEAR.finditer(text):  # a year no other reading covered
         if not any(a <= m.start() < b for a, b in taken):
             y = int(m.group(1))
-            end = today if SINCE.search(text[:m.start()]) else dt.date(y, 12, 31)
+            end = today if SINCE.search(text[: m.start()]) else dt.date(y, 12, 31)
             spans.append((m.start(), m.end(), DateRange(m.group(1), f"{y}-01-01", end.isoformat())))
     return [r for _, _, r in sorted(spans, key=lambda s: (s[0], s[1]))]

@@ -24,14 +24,23 @@ ENTITY_TERMS = 200  # the entity-name index has one field: 200 terms stay far un
 PRONOUNS = frozenset("i me my we us our you he him his she her it its they them their this that who".split())
 # Words in a question that name relationship types: those links are fetched first and never trimmed.
 RELATION_WORDS: dict[str, tuple[str, ...]] = {
-    r"\bintroduc": ("INTRODUCED",), r"\bclients?\b|\bcustomers? of\b": ("CLIENT_OF",),
+    r"\bintroduc": ("INTRODUCED",),
+    r"\bclients?\b|\bcustomers? of\b": ("CLIENT_OF",),
     r"\bled to\b|\bconsequen|\bresult(ed)? in\b|\boutcome": ("LED_TO", "CAUSED"),
-    r"\bdecid|\bdecision": ("DECIDED", "LED_TO"), r"\binvest|\bled the (seed|round)": ("INVESTED_IN", "FUNDED"),
-    r"\bfund": ("FUNDED", "INVESTED_IN"), r"\bbuilt\b|\bbuild\b": ("BUILT",), r"\bhired?\b|\bhire\b": ("HIRED",),
-    r"\bfounded|\bfounder": ("FOUNDED",), r"\bworks? (at|for)\b|\bemploy": ("WORKS_AT",),
-    r"\blearn|\blesson": ("LEARNED_FROM",), r"\bcompet": ("COMPETES_WITH", "POSITIONED_AGAINST"),
-    r"\bpartner": ("PARTNER_OF",), r"\brenam|\bformerly|\bold name": ("RENAMED_TO",),
-    r"\breplac": ("REPLACED_BY",), r"\badvis": ("ADVISES",), r"\buses?\b|\busing\b": ("USES",),
+    r"\bdecid|\bdecision": ("DECIDED", "LED_TO"),
+    r"\binvest|\bled the (seed|round)": ("INVESTED_IN", "FUNDED"),
+    r"\bfund": ("FUNDED", "INVESTED_IN"),
+    r"\bbuilt\b|\bbuild\b": ("BUILT",),
+    r"\bhired?\b|\bhire\b": ("HIRED",),
+    r"\bfounded|\bfounder": ("FOUNDED",),
+    r"\bworks? (at|for)\b|\bemploy": ("WORKS_AT",),
+    r"\blearn|\blesson": ("LEARNED_FROM",),
+    r"\bcompet": ("COMPETES_WITH", "POSITIONED_AGAINST"),
+    r"\bpartner": ("PARTNER_OF",),
+    r"\brenam|\bformerly|\bold name": ("RENAMED_TO",),
+    r"\breplac": ("REPLACED_BY",),
+    r"\badvis": ("ADVISES",),
+    r"\buses?\b|\busing\b": ("USES",),
 }
 
 
@@ -68,10 +77,15 @@ class GraphConfig:
     vector_languages: tuple[str, ...] = ("en",)
 
 
-PRESETS = {"default": GraphConfig(), "no-trim": GraphConfig(trim=False),
-           "wide": GraphConfig(seeds=12, trim_margin=0.25),
-           "one-hop": GraphConfig(two_hops=False), "no-promote": GraphConfig(promote=0, rerank=False),
-           "no-lift": GraphConfig(promote=0), "no-rerank": GraphConfig(rerank=False)}
+PRESETS = {
+    "default": GraphConfig(),
+    "no-trim": GraphConfig(trim=False),
+    "wide": GraphConfig(seeds=12, trim_margin=0.25),
+    "one-hop": GraphConfig(two_hops=False),
+    "no-promote": GraphConfig(promote=0, rerank=False),
+    "no-lift": GraphConfig(promote=0),
+    "no-rerank": GraphConfig(rerank=False),
+}
 
 
 def implied_types(question: str | Question) -> list[str]:
@@ -89,9 +103,16 @@ def entity_words(q: Question) -> str:
     return " ".join(words[:ENTITY_TERMS])
 
 
-def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | None, question: str | Question,
-                 cfg: GraphConfig = GraphConfig(), filters: Filters | None = None, as_of: str | None = None,
-                 current: bool = False) -> dict[str, Any]:
+def graph_search(
+    index: SearchIndex,
+    ks: KnowledgeStore,
+    embedder: Embedder | None,
+    question: str | Question,
+    cfg: GraphConfig = GraphConfig(),
+    filters: Filters | None = None,
+    as_of: str | None = None,
+    current: bool = False,
+) -> dict[str, Any]:
     """Hybrid results plus trimmed graph lines within one token budget; byte-for-byte deterministic. With
     `as_of`, claims are read as they stood that day; with `current`, outdated claims are left out."""
     q = question if isinstance(question, Question) else parse(question)
@@ -102,9 +123,22 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
     chunk_ids = [c["id"] for r in base["results"][:5] for c in r["chunks"]]
     types = implied_types(q)
     private = bool(filters and filters.include_private)
-    ctx = ks.graph_context(q.text, entity_words(q), sorted(PRONOUNS), chunk_ids, cfg.seeds,
-                           bool(types and cfg.two_hops), types, sorted(q.stems), qvec, cfg.links_per_entity,
-                           cfg.links_per_seed, cfg.max_claims, cfg.max_lines if cfg.trim else 1000, private)
+    ctx = ks.graph_context(
+        q.text,
+        entity_words(q),
+        sorted(PRONOUNS),
+        chunk_ids,
+        cfg.seeds,
+        bool(types and cfg.two_hops),
+        types,
+        sorted(q.stems),
+        qvec,
+        cfg.links_per_entity,
+        cfg.links_per_seed,
+        cfg.max_claims,
+        cfg.max_lines if cfg.trim else 1000,
+        private,
+    )
     if as_of:
         ctx = {**ctx, "claims": as_of_rows(ctx["claims"], as_of)}
     if current:
@@ -121,24 +155,42 @@ def graph_search(index: SearchIndex, ks: KnowledgeStore, embedder: Embedder | No
     named_keys = {e["key"] for e in named}
     moved: list[dict[str, str]] = []
     if q.asks_for_state() or ((as_of or current) and q.intent != "why"):
-        base["results"], moved = _rerank(index, ks, base["results"], ctx["claims"], q, cfg, filters, as_of,
-                                         named_keys, qvec)
+        base["results"], moved = _rerank(
+            index, ks, base["results"], ctx["claims"], q, cfg, filters, as_of, named_keys, qvec
+        )
     t2 = time.perf_counter()
     tokens, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
-    base.update(mode="graph", question=_question_json(q, as_of, current), graph={
-        "entry_entities": [{"name": e["name"], "key": e["key"], "named": n < len(named)}
-                           for n, e in enumerate(named + seeds)],
-        "implied_relationships": types, "lines": [asdict(line) for line in used], "reranked": moved,
-        "dropped_by_trim": dropped, "dropped_as_read_in_chunks": repeated, "tokens": tokens, "config": asdict(cfg)})
-    base["timing"] = {**base["timing"], "hybrid_ms": round((t1 - t0) * 1e3, 2),
-                      "graph_ms": round((t2 - t1) * 1e3, 2)}
+    base.update(
+        mode="graph",
+        question=_question_json(q, as_of, current),
+        graph={
+            "entry_entities": [
+                {"name": e["name"], "key": e["key"], "named": n < len(named)} for n, e in enumerate(named + seeds)
+            ],
+            "implied_relationships": types,
+            "lines": [asdict(line) for line in used],
+            "reranked": moved,
+            "dropped_by_trim": dropped,
+            "dropped_as_read_in_chunks": repeated,
+            "tokens": tokens,
+            "config": asdict(cfg),
+        },
+    )
+    base["timing"] = {**base["timing"], "hybrid_ms": round((t1 - t0) * 1e3, 2), "graph_ms": round((t2 - t1) * 1e3, 2)}
     return base
 
 
 def _question_json(q: Question, as_of: str | None, current: bool) -> dict[str, Any]:
     """How the question was read, for the output."""
-    return {"language": q.lang, "intent": q.intent, "now": q.now, "readings": q.readings(), "rules": list(q.rules),
-            "as_of": as_of, "current_only": current}
+    return {
+        "language": q.lang,
+        "intent": q.intent,
+        "now": q.now,
+        "readings": q.readings(),
+        "rules": list(q.rules),
+        "as_of": as_of,
+        "current_only": current,
+    }
 
 
 def in_date_range(lines: list[Line], filters: Filters | None) -> list[Line]:
@@ -149,13 +201,22 @@ def in_date_range(lines: list[Line], filters: Filters | None) -> list[Line]:
     return [ln for ln in lines if ln.date and (not since or ln.date >= since) and (not until or ln.date <= until)]
 
 
-def _rerank(index: SearchIndex, ks: KnowledgeStore, results: list[dict[str, Any]], claims: list[dict[str, Any]],
-            q: Question, cfg: GraphConfig, filters: Filters | None, as_of: str | None, named: set[str],
-            qvec: list[float] | None) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+def _rerank(
+    index: SearchIndex,
+    ks: KnowledgeStore,
+    results: list[dict[str, Any]],
+    claims: list[dict[str, Any]],
+    q: Question,
+    cfg: GraphConfig,
+    filters: Filters | None,
+    as_of: str | None,
+    named: set[str],
+    qvec: list[float] | None,
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """Notes stating the value asked for first (`promote`, a note outside the results joins them only when no
     folder, tag or date filter is set: it might not pass one); then notes whose claims about the subject are
     outdated or not facts go below those that state it. Returns the ranking and what moved, with why."""
-    note_of = {c["id"]: r["path"] for r in results[:cfg.rerank_depth] for c in r["chunks"]}
+    note_of = {c["id"]: r["path"] for r in results[: cfg.rerank_depth] for c in r["chunks"]}
     private = bool(filters and filters.include_private)
     rows = ks.chunk_claims(sorted(note_of), qvec, sorted(q.stems), cfg.claims_per_chunk, private) if cfg.rerank else []
     if as_of:
@@ -163,19 +224,34 @@ def _rerank(index: SearchIndex, ks: KnowledgeStore, results: list[dict[str, Any]
     at = as_of or (q.period.end if q.period else None)
     # notes whose claims nearest the question are all suggestions, plans, opinions or hypotheticals
     near = replace(q, intent="happened")
-    hearsay = {p: s for p, s in standings(relevant(rows, near, set(), cfg.claim_margin), near, as_of,
-                                          note_of).items() if s.standing == "not_fact"}
+    hearsay = {
+        p: s
+        for p, s in standings(relevant(rows, near, set(), cfg.claim_margin), near, as_of, note_of).items()
+        if s.standing == "not_fact"
+    }
     if cfg.promote and q.intent in ("value", "change"):
         ranked = [{**r, "asked": True} for r in rows]  # a ranked chunk's claims can lead too
         by_vector = cfg.lift_by_vector and q.lang in cfg.vector_languages
-        leads = lead_claims(claims + ranked, named, set(q.stems), q.period.start if q.period else None, at,
-                            cfg.claim_margin if by_vector else None)
+        leads = lead_claims(
+            claims + ranked,
+            named,
+            set(q.stems),
+            q.period.start if q.period else None,
+            at,
+            cfg.claim_margin if by_vector else None,
+        )
         leads = [r for r in leads if r["claim"]["note_path"] not in hearsay]  # whatever such a note quotes
         narrowed = filters is not None and filters.active()
-        reason = (f"states the value as of {at}" if at else "states the current value")
+        reason = f"states the value as of {at}" if at else "states the current value"
         period = (q.period.start, q.period.end) if q.period and not as_of else None
-        results = promote(results, leads, cfg.promote, reason,
-                          lambda pairs: [] if narrowed else notes_for_chunks(index, pairs), period)
+        results = promote(
+            results,
+            leads,
+            cfg.promote,
+            reason,
+            lambda pairs: [] if narrowed else notes_for_chunks(index, pairs),
+            period,
+        )
     if not cfg.rerank:
         return results, []
     margin = cfg.claim_margin if q.lang in cfg.vector_languages or q.intent == "happened" else None
@@ -190,8 +266,14 @@ def _public(row: dict[str, Any]) -> dict[str, Any]:
     return {**row, **{k: [x for x in row[k] if not x.get("private")] for k in ("sup", "conf", "then")}}
 
 
-def _lines(ctx: dict[str, list[dict[str, Any]]], entry: dict[str, str], types: list[str], include_private: bool,
-           max_claims: int, per_timeline: int) -> list[Line]:
+def _lines(
+    ctx: dict[str, list[dict[str, Any]]],
+    entry: dict[str, str],
+    types: list[str],
+    include_private: bool,
+    max_claims: int,
+    per_timeline: int,
+) -> list[Line]:
     """Link and claim lines from what graph_context read: named relationships and asked-for timelines pinned."""
     place = {key: n for n, key in enumerate(entry)}
     links = sorted(ctx["links"], key=lambda h: (place[h["entry"]], h["rank"]))  # entry order, strongest first
@@ -200,13 +282,19 @@ def _lines(ctx: dict[str, list[dict[str, Any]]], entry: dict[str, str], types: l
     out: list[Line] = []
     seen_links: set[tuple[Any, ...]] = set()
     for key, row, pinned in rows:
-        ident = (row["type"], frozenset((entry.get(key, ""), row.get("via") or "", row["other"])),
-                 (row.get("evidence") or [""])[0])
+        ident = (
+            row["type"],
+            frozenset((entry.get(key, ""), row.get("via") or "", row["other"])),
+            (row.get("evidence") or [""])[0],
+        )
         if ident in seen_links:  # the same relationship seen from its other end
             continue
         seen_links.add(ident)
-        out.append(link_line({**row, "entry_name": entry.get(key, "")}, pinned,
-                             (row.get("cite_path") or "", row.get("cite_date"))))
+        out.append(
+            link_line(
+                {**row, "entry_name": entry.get(key, "")}, pinned, (row.get("cite_path") or "", row.get("cite_date"))
+            )
+        )
     claims = [r if include_private else _public(r) for r in ctx["claims"]]
     # the timeline of an attribute the question asks about is pinned (never trimmed), current value first, up to
     # `per_timeline` lines each; its older values compete with the other lines in the trim
@@ -230,13 +318,14 @@ def trim(lines: list[Line], scored_on_server: bool, cfg: GraphConfig) -> tuple[l
         return lines, 0
     scored = [replace(line, score=line.sim if line.sim is not None else 0.0) for line in lines]
     if not cfg.trim:
-        return [ln for ln in scored if ln.pinned] + sorted((ln for ln in scored if not ln.pinned),
-                                                            key=lambda ln: (-ln.score, ln.order, ln.text)), 0
+        return [ln for ln in scored if ln.pinned] + sorted(
+            (ln for ln in scored if not ln.pinned), key=lambda ln: (-ln.score, ln.order, ln.text)
+        ), 0
     best = max((ln.score for ln in scored), default=0.0)
     kept = [ln for ln in scored if ln.pinned or ln.score >= best - cfg.trim_margin]
     pinned = [ln for ln in scored if ln.pinned]  # in their own order: named links, then timelines current first
     rest = sorted((ln for ln in kept if not ln.pinned), key=lambda ln: (-round(ln.score, 6), ln.order, ln.text))
-    kept = pinned + rest[:cfg.max_lines]
+    kept = pinned + rest[: cfg.max_lines]
     return kept, len(scored) - len(kept)
 
 

@@ -20,7 +20,8 @@ RRF_K = 60
 QUESTION_WORDS = frozenset(
     "a an and are as at be but by did do does for from had has have how i if in into is it its me my "
     "no not of on or our so such than that the their then there these they this to was we were what "
-    "when where which who whom whose why will with you your".split())
+    "when where which who whom whose why will with you your".split()
+)
 LUCENE_WORD = re.compile(r"\w+", re.UNICODE)
 # Lucene's clause limit is 1,024; 64 terms (the first distinct ones) keep every question far under it, even if
 # the analyzer splits a term in several, and a longer question is rarely made better by more
@@ -131,8 +132,12 @@ class NoteHit:
     chunks: list[ChunkHit] = field(default_factory=list)
 
 
-def fuse(keyword: list[dict[str, Any]], vector: list[dict[str, Any]], k: int = RRF_K,
-         weights: tuple[float, float] = (1.0, 1.0)) -> list[ChunkHit]:
+def fuse(
+    keyword: list[dict[str, Any]],
+    vector: list[dict[str, Any]],
+    k: int = RRF_K,
+    weights: tuple[float, float] = (1.0, 1.0),
+) -> list[ChunkHit]:
     """Weighted reciprocal-rank fusion of two chunk rankings; ties break on the chunk id."""
     hits: dict[str, ChunkHit] = {}
     for attr, ranking, weight in (("keyword_rank", keyword, weights[0]), ("vector_rank", vector, weights[1])):
@@ -150,8 +155,15 @@ def roll_up(chunks: list[ChunkHit], limit: int, per_note: int) -> list[NoteHit]:
         by_note.setdefault(hit.path, []).append(hit)
     notes = []
     for path, hits in by_note.items():
-        notes.append(NoteHit(path, hits[0].score, _best(h.keyword_rank for h in hits),
-                             _best(h.vector_rank for h in hits), hits[:per_note]))
+        notes.append(
+            NoteHit(
+                path,
+                hits[0].score,
+                _best(h.keyword_rank for h in hits),
+                _best(h.vector_rank for h in hits),
+                hits[:per_note],
+            )
+        )
     notes.sort(key=lambda n: (-n.score, -sum(c.score for c in by_note[n.path]), n.path))
     return notes[:limit]
 
@@ -167,10 +179,16 @@ def fuse_passages(keyword: list[dict[str, Any]], vector: list[dict[str, Any]], c
     kw, vec = per_chunk(keyword), per_chunk(vector)
     if not cfg.passage_fusion:
         return fuse(kw, vec, cfg.rrf_k, weights)
-    ranks = {attr: {r["id"]: i for i, r in enumerate(rows, start=1)}
-             for attr, rows in (("keyword_rank", kw), ("vector_rank", vec))}
-    passages = fuse([{"id": r["passage"], "path": r["path"]} for r in keyword],
-                    [{"id": r["passage"], "path": r["path"]} for r in vector], cfg.rrf_k, weights)
+    ranks = {
+        attr: {r["id"]: i for i, r in enumerate(rows, start=1)}
+        for attr, rows in (("keyword_rank", kw), ("vector_rank", vec))
+    }
+    passages = fuse(
+        [{"id": r["passage"], "path": r["path"]} for r in keyword],
+        [{"id": r["passage"], "path": r["path"]} for r in vector],
+        cfg.rrf_k,
+        weights,
+    )
     chunk_of = {r["passage"]: r["id"] for r in keyword + vector}
     hits: dict[str, ChunkHit] = {}
     for p in passages:
@@ -196,8 +214,15 @@ class Ranking:
     timing: dict[str, float]
 
 
-def rank_chunks(index: SearchIndex, embedder: Embedder | None, question: str, filters: Filters,
-                k: int, qvec: list[float] | None = None, fusion: FusionConfig | None = None) -> Ranking:
+def rank_chunks(
+    index: SearchIndex,
+    embedder: Embedder | None,
+    question: str,
+    filters: Filters,
+    k: int,
+    qvec: list[float] | None = None,
+    fusion: FusionConfig | None = None,
+) -> Ranking:
     """Keyword and vector rankings of chunks, fused by reciprocal rank; a leg of weight 0 is skipped."""
     cfg = fusion or FusionConfig()
     t0 = time.perf_counter()
@@ -208,19 +233,31 @@ def rank_chunks(index: SearchIndex, embedder: Embedder | None, question: str, fi
     if cfg.vector_weight > 0:
         vec = qvec if qvec is not None else question_vector(embedder, question)
     t2 = time.perf_counter()
-    vector = index.vector(vec, cfg.depth("vector", k), filters.params(), filters.include_private) \
-        if vec is not None else []
+    vector = (
+        index.vector(vec, cfg.depth("vector", k), filters.params(), filters.include_private) if vec is not None else []
+    )
     t3 = time.perf_counter()
     fused = fuse_passages(keyword, vector, cfg)
     t4 = time.perf_counter()
-    timing = {"keyword_ms": (t1 - t0) * 1e3, "embed_ms": (t2 - t1) * 1e3, "vector_ms": (t3 - t2) * 1e3,
-              "fuse_ms": (t4 - t3) * 1e3}
+    timing = {
+        "keyword_ms": (t1 - t0) * 1e3,
+        "embed_ms": (t2 - t1) * 1e3,
+        "vector_ms": (t3 - t2) * 1e3,
+        "fuse_ms": (t4 - t3) * 1e3,
+    }
     return Ranking(fused, timing)
 
 
-def hybrid_search(index: SearchIndex, embedder: Embedder | None, question: str, k: int = 20,
-                  filters: Filters | None = None, per_note: int = 3, qvec: list[float] | None = None,
-                  fusion: FusionConfig | None = None) -> dict[str, Any]:
+def hybrid_search(
+    index: SearchIndex,
+    embedder: Embedder | None,
+    question: str,
+    k: int = 20,
+    filters: Filters | None = None,
+    per_note: int = 3,
+    qvec: list[float] | None = None,
+    fusion: FusionConfig | None = None,
+) -> dict[str, Any]:
     """The `kb search --json` contract: ranked notes with their best chunks in full and the score parts."""
     filters = filters or Filters()
     ranking = rank_chunks(index, embedder, question, filters, k, qvec, fusion)
@@ -231,7 +268,8 @@ def hybrid_search(index: SearchIndex, embedder: Embedder | None, question: str, 
     timing["fuse_ms"] += (time.perf_counter() - t0) * 1e3
     timing["search_ms"] = timing["keyword_ms"] + timing["vector_ms"] + timing["fuse_ms"]
     return {
-        "query": question, "mode": "hybrid",
+        "query": question,
+        "mode": "hybrid",
         "filters": {**filters.params(), "include_private": filters.include_private},
         "k": k,
         "embedder": embedder.identity if embedder is not None else None,
@@ -240,33 +278,58 @@ def hybrid_search(index: SearchIndex, embedder: Embedder | None, question: str, 
     }
 
 
-def flat_chunks(index: SearchIndex, embedder: Embedder | None, question: str, limit: int = 200,
-                filters: Filters | None = None, fusion: FusionConfig | None = None) -> dict[str, Any]:
+def flat_chunks(
+    index: SearchIndex,
+    embedder: Embedder | None,
+    question: str,
+    limit: int = 200,
+    filters: Filters | None = None,
+    fusion: FusionConfig | None = None,
+) -> dict[str, Any]:
     """Chunks in fused order, not rolled up to notes: the flat-retrieval arm."""
     ranking = rank_chunks(index, embedder, question, filters or Filters(), limit // 5, fusion=fusion)
     hits = ranking.chunks[:limit]
     details = index.chunks([h.id for h in hits])
-    return {"query": question, "mode": "flat", "timing": {k: round(v, 2) for k, v in ranking.timing.items()},
-            "chunks": [{"path": h.path, **_chunk_json(h, details.get(h.id, {}))} for h in hits]}
+    return {
+        "query": question,
+        "mode": "flat",
+        "timing": {k: round(v, 2) for k, v in ranking.timing.items()},
+        "chunks": [{"path": h.path, **_chunk_json(h, details.get(h.id, {}))} for h in hits],
+    }
 
 
 def notes_for_chunks(index: SearchIndex, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
     """Result entries for notes outside a ranking, each with one given chunk (path, chunk id) and no score."""
     details = index.chunks([cid for _, cid in pairs])
-    return [_note_json(0, NoteHit(path, 0.0, None, None, [ChunkHit(cid, path)]), details)
-            for path, cid in pairs if cid in details]
+    return [
+        _note_json(0, NoteHit(path, 0.0, None, None, [ChunkHit(cid, path)]), details)
+        for path, cid in pairs
+        if cid in details
+    ]
 
 
 def _note_json(rank: int, note: NoteHit, details: dict[str, dict[str, Any]]) -> dict[str, Any]:
     first = details.get(note.chunks[0].id, {}) if note.chunks else {}
     return {
-        "rank": rank, "path": note.path, "title": first.get("title"), "date": first.get("note_date"),
-        "score": round(note.score, 6), "keyword_rank": note.keyword_rank, "vector_rank": note.vector_rank,
+        "rank": rank,
+        "path": note.path,
+        "title": first.get("title"),
+        "date": first.get("note_date"),
+        "score": round(note.score, 6),
+        "keyword_rank": note.keyword_rank,
+        "vector_rank": note.vector_rank,
         "chunks": [_chunk_json(c, details.get(c.id, {})) for c in note.chunks],
     }
 
 
 def _chunk_json(hit: ChunkHit, d: dict[str, Any]) -> dict[str, Any]:
-    return {"id": hit.id, "breadcrumb": d.get("breadcrumb"), "date": d.get("date"), "text": d.get("text"),
-            "tokens": d.get("tokens"), "score": round(hit.score, 6), "keyword_rank": hit.keyword_rank,
-            "vector_rank": hit.vector_rank}
+    return {
+        "id": hit.id,
+        "breadcrumb": d.get("breadcrumb"),
+        "date": d.get("date"),
+        "text": d.get("text"),
+        "tokens": d.get("tokens"),
+        "score": round(hit.score, 6),
+        "keyword_rank": hit.keyword_rank,
+        "vector_rank": hit.vector_rank,
+    }

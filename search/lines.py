@@ -5,8 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-MODALITY_LABEL = {"fact": "", "reported": "reported", "plan": "PLAN (not a fact)", "opinion": "opinion",
-                  "hypothetical": "hypothetical", "ai_suggestion": "ChatGPT suggestion (not adopted as stated)"}
+MODALITY_LABEL = {
+    "fact": "",
+    "reported": "reported",
+    "plan": "PLAN (not a fact)",
+    "opinion": "opinion",
+    "hypothetical": "hypothetical",
+    "ai_suggestion": "ChatGPT suggestion (not adopted as stated)",
+}
 
 
 @dataclass(frozen=True)
@@ -31,7 +37,7 @@ def _cite(path: str | None, date: str | None) -> str:
 
 
 def link_line(row: dict[str, Any], pinned: bool = False, cite: tuple[str, str | None] = ("", None)) -> Line:
-    """"-introduced-> B (2x, last 2023-02-14): "evidence" [note, date]"."""
+    """ "-introduced-> B (2x, last 2023-02-14): "evidence" [note, date]"."""
     a, b = (row.get("via") or "", row["other"]) if row.get("via") else ("", row["other"])
     verb = row["type"].lower().replace("_", " ")
     arrow = f"-{verb}->" if row["outgoing"] else f"<-{verb}-"
@@ -39,10 +45,13 @@ def link_line(row: dict[str, Any], pinned: bool = False, cite: tuple[str, str | 
     label = f"; {mods}" if mods else ""
     evidence = (row.get("evidence") or [""])[0]
     start = f"{a} " if a else ""
-    text = (f"{row.get('entry_name', '')} {start}{arrow} {b} ({row['count']}x, last {row.get('last_seen')}{label}): "
-            f"\"{evidence}\" {_cite(*cite)}").strip()
-    return Line("link", text, cite[0], cite[1], pinned, 1, sim=row.get("score"),
-                chunk=(row.get("chunk_ids") or [""])[0])
+    text = (
+        f"{row.get('entry_name', '')} {start}{arrow} {b} ({row['count']}x, last {row.get('last_seen')}{label}): "
+        f'"{evidence}" {_cite(*cite)}'
+    ).strip()
+    return Line(
+        "link", text, cite[0], cite[1], pinned, 1, sim=row.get("score"), chunk=(row.get("chunk_ids") or [""])[0]
+    )
 
 
 def claim_lines(rows: list[dict[str, Any]], limit: int) -> list[Line]:
@@ -55,7 +64,7 @@ def claim_lines(rows: list[dict[str, Any]], limit: int) -> list[Line]:
         status = "CURRENT" if c.get("is_current") else ("was" if r["sup"] else "")
         head = " ".join(x for x in (status, label) if x)
         text = f"{r['entity']} {c['attribute']} = {c['value']}{f' ({head})' if head else ''}"
-        quote = "" if status == "was" else f": \"{c['quote']}\""  # an outdated value needs its source, not its words
+        quote = "" if status == "was" else f': "{c["quote"]}"'  # an outdated value needs its source, not its words
         text += f"{quote} {_cite(c['note_path'], c['note_date'])}{valid}"
         for n in r["sup"][:1]:
             text += f"; superseded by {n['value']} as of {n['as_of']} [{n['note_path']}]"
@@ -64,9 +73,20 @@ def claim_lines(rows: list[dict[str, Any]], limit: int) -> list[Line]:
         for t in r["then"][:1]:
             text += f"; planned, then {t['value']} as of {t['as_of']}"
         order = 0 if c.get("is_current") else (2 if c["modality"] in ("fact", "reported") else 3)
-        out.append(Line("claim", text, c["note_path"], c["note_date"], False, order, sim=r.get("score"),
-                        when=str(c.get("valid_from") or c.get("note_date") or ""), chunk=r.get("chunk") or "",
-                        timeline=f"{r['entry']}\x00{c['attribute']}"))
+        out.append(
+            Line(
+                "claim",
+                text,
+                c["note_path"],
+                c["note_date"],
+                False,
+                order,
+                sim=r.get("score"),
+                when=str(c.get("valid_from") or c.get("note_date") or ""),
+                chunk=r.get("chunk") or "",
+                timeline=f"{r['entry']}\x00{c['attribute']}",
+            )
+        )
     out.sort(key=lambda ln: ln.text)
     out.sort(key=lambda ln: ln.when, reverse=True)  # newest first ...
     out.sort(key=lambda ln: ln.order)  # ... within current, past facts, then plans and opinions

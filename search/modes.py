@@ -16,17 +16,29 @@ from search.router import route
 MODES = ("hybrid", "graph", "auto")
 
 
-def run_search(store: Store, embedder: Embedder | None, question: str, mode: str = "hybrid", k: int = 20,
-               filters: Filters | None = None, preset: str = "default", as_of: str | None = None,
-               current: bool = False, today: dt.date | None = None) -> dict[str, Any]:
+def run_search(
+    store: Store,
+    embedder: Embedder | None,
+    question: str,
+    mode: str = "hybrid",
+    k: int = 20,
+    filters: Filters | None = None,
+    preset: str = "default",
+    as_of: str | None = None,
+    current: bool = False,
+    today: dt.date | None = None,
+) -> dict[str, Any]:
     """Search in the given mode; `auto` routes by rules and says why. `as_of` (YYYY-MM-DD) keeps notes written
     by then and reads claims as they stood; `current` leaves outdated claims out of the graph lines; `today`
     anchors relative dates in the question."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
     # plain hybrid search reads no question (reading dates loads dateparser, about 0.4 s in a fresh process)
-    q = parse(question, today or (dt.date.fromisoformat(as_of) if as_of else None)) \
-        if mode != "hybrid" or as_of or current else None
+    q = (
+        parse(question, today or (dt.date.fromisoformat(as_of) if as_of else None))
+        if mode != "hybrid" or as_of or current
+        else None
+    )
     if as_of:
         f = filters or Filters()
         filters = replace(f, until=min(f.until, as_of) if f.until else as_of)
@@ -42,8 +54,13 @@ def run_search(store: Store, embedder: Embedder | None, question: str, mode: str
     else:
         result = hybrid_search(index, embedder, question, k=k, filters=filters)
         if q is not None:
-            result["question"] = {"language": q.lang, "intent": q.intent, "readings": q.readings(),
-                                  "as_of": as_of, "current_only": current}
+            result["question"] = {
+                "language": q.lang,
+                "intent": q.intent,
+                "readings": q.readings(),
+                "as_of": as_of,
+                "current_only": current,
+            }
     if reason is not None and q is not None:
         result["router"] = {"mode": mode, "reason": reason, "rules": list(q.rules)}
     return result

@@ -21,46 +21,72 @@ WORD = re.compile(rf"[{HAN}]|[^\W{HAN}]+")  # each Han character is a word: Chin
 # a few function words per language: the language with most hits wins, if no other has as many, and it has two
 # or the others none; else the language is not understood
 FUNCTION_WORDS: dict[str, frozenset[str]] = {
-    "en": frozenset("the a an is are was were did does do what how who which when where why whose of in to and "
-                    "for at by on with from it that this we our us have has there ever any many much s".split()),
-    "de": frozenset("der die das ist sind war waren wir unser unsere hat haben wie was wer welche wann warum "
-                    "und mit für im ein eine gibt jemals viele".split()),
-    "fr": frozenset("le la les est sont était nous notre avons a combien quel quelle quels qui quand pourquoi "
-                    "et de des du une un qu est ce y jamais l d".split()),
-    "es": frozenset("el la los las es son era fue nosotros nuestro tenemos cuántos cuánto qué quién cuándo por "
-                    "y de del una un alguna vez".split()),
+    "en": frozenset(
+        "the a an is are was were did does do what how who which when where why whose of in to and "
+        "for at by on with from it that this we our us have has there ever any many much s".split()
+    ),
+    "de": frozenset(
+        "der die das ist sind war waren wir unser unsere hat haben wie was wer welche wann warum "
+        "und mit für im ein eine gibt jemals viele".split()
+    ),
+    "fr": frozenset(
+        "le la les est sont était nous notre avons a combien quel quelle quels qui quand pourquoi "
+        "et de des du une un qu est ce y jamais l d".split()
+    ),
+    "es": frozenset(
+        "el la los las es son era fue nosotros nuestro tenemos cuántos cuánto qué quién cuándo por "
+        "y de del una un alguna vez".split()
+    ),
 }
 # Per intent and language, the one pattern that says the question asks for it. Order of INTENTS decides ties.
 INTENT_RULES: dict[str, dict[str, str]] = {
-    "why": {"en": r"\bwhy\b|\bwhat was the reason\b", "de": r"\b(warum|wieso|weshalb)\b", "fr": r"\bpourquoi\b",
-            "es": r"\bpor qué\b", "zh": r"为什么|为何|原因"},
-    "path": {"en": r"\b(connection|path|link) (between|from)\b|\bhow (is|are) .+ connected\b",
-             "de": r"\bverbindung zwischen\b", "fr": r"\blien entre\b", "es": r"\bconexión entre\b",
-             "zh": r"之间.*(关系|联系)"},
-    "change": {"en": r"\b(chang\w*|evolv\w*|over time|over the years|history of|grow\w*|grew|went from|"
-                     r"trajectory)\b",
-               "de": r"\b(veränder\w*|entwickel\w*|verlauf|geschichte)\b",
-               "fr": r"\b(chang\w*|évolu\w*|histori\w*)\b",
-               "es": r"\b(cambi\w*|evolucion\w*|historia)\b", "zh": r"变化|演变|历史|怎么变|如何变"},
+    "why": {
+        "en": r"\bwhy\b|\bwhat was the reason\b",
+        "de": r"\b(warum|wieso|weshalb)\b",
+        "fr": r"\bpourquoi\b",
+        "es": r"\bpor qué\b",
+        "zh": r"为什么|为何|原因",
+    },
+    "path": {
+        "en": r"\b(connection|path|link) (between|from)\b|\bhow (is|are) .+ connected\b",
+        "de": r"\bverbindung zwischen\b",
+        "fr": r"\blien entre\b",
+        "es": r"\bconexión entre\b",
+        "zh": r"之间.*(关系|联系)",
+    },
+    "change": {
+        "en": r"\b(chang\w*|evolv\w*|over time|over the years|history of|grow\w*|grew|went from|"
+        r"trajectory)\b",
+        "de": r"\b(veränder\w*|entwickel\w*|verlauf|geschichte)\b",
+        "fr": r"\b(chang\w*|évolu\w*|histori\w*)\b",
+        "es": r"\b(cambi\w*|evolucion\w*|historia)\b",
+        "zh": r"变化|演变|历史|怎么变|如何变",
+    },
     # a yes/no question, or one asking when something happened (which takes for granted that it did)
-    "happened": {"en": r"^\s*(did|do|does|has|have|is|are|was|were|had|when (did|was|were|has|have))\b|"
-                       r"\b(ever|actually|really|happen\w*)\b",
-                 "de": r"^\s*(hat|haben|hatte|hatten|ist|sind|war|gibt|wann)\b|\b(jemals|je|tatsächlich|wirklich)\b",
-                 "fr": r"^\s*(est-ce qu|y a-t-il|a-t-on|avons-nous|ont-ils|quand)|\b(jamais|vraiment|réellement)\b",
-                 "es": r"^\s*(¿\s*)?(hay|hubo|tiene|tenemos|se|cuándo)\b|\b(alguna vez|realmente)\b",
-                 "zh": r"有没有|是否|真的|到底|实际上|什么时候|何时|吗[？?]?\s*$"},
-    "value": {"en": r"\b(how (many|much|big|large|long|high|often)|what (is|are|was|were|does|do|did)|what's|which|"
-                    r"who (is|are|was))\b",
-              "de": r"\b(wie (viele|viel|hoch|groß)|was (ist|sind|war|kostet|kosten|verlangt)|welche\w*|wer ist)\b",
-              "fr": r"\b(combien|quel\w*|qu'est-ce que|que coûte|qui est)\b",
-              "es": r"\b(cuánt\w*|cuál\w*|qué es|qué cobra|quién es)\b", "zh": r"多少|几个|什么|哪|谁"},
+    "happened": {
+        "en": r"^\s*(did|do|does|has|have|is|are|was|were|had|when (did|was|were|has|have))\b|"
+        r"\b(ever|actually|really|happen\w*)\b",
+        "de": r"^\s*(hat|haben|hatte|hatten|ist|sind|war|gibt|wann)\b|\b(jemals|je|tatsächlich|wirklich)\b",
+        "fr": r"^\s*(est-ce qu|y a-t-il|a-t-on|avons-nous|ont-ils|quand)|\b(jamais|vraiment|réellement)\b",
+        "es": r"^\s*(¿\s*)?(hay|hubo|tiene|tenemos|se|cuándo)\b|\b(alguna vez|realmente)\b",
+        "zh": r"有没有|是否|真的|到底|实际上|什么时候|何时|吗[？?]?\s*$",
+    },
+    "value": {
+        "en": r"\b(how (many|much|big|large|long|high|often)|what (is|are|was|were|does|do|did)|what's|which|"
+        r"who (is|are|was))\b",
+        "de": r"\b(wie (viele|viel|hoch|groß)|was (ist|sind|war|kostet|kosten|verlangt)|welche\w*|wer ist)\b",
+        "fr": r"\b(combien|quel\w*|qu'est-ce que|que coûte|qui est)\b",
+        "es": r"\b(cuánt\w*|cuál\w*|qué es|qué cobra|quién es)\b",
+        "zh": r"多少|几个|什么|哪|谁",
+    },
 }
 # words that ask for the state now (a question with them and no date asks for the current value)
 NOW_RULES: dict[str, str] = {
     "en": r"\b(current(ly)?|now|today|latest|most recent|these days|still|anymore|at the moment)\b",
     "de": r"\b(aktuell\w*|jetzt|heute|derzeit|zurzeit|momentan|noch)\b",
     "fr": r"\b(actuel\w*|maintenant|aujourd'hui|encore|en ce moment)\b",
-    "es": r"\b(actual\w*|ahora|hoy|todavía)\b", "zh": r"目前|现在|当前|最新|如今|还",
+    "es": r"\b(actual\w*|ahora|hoy|todavía)\b",
+    "zh": r"目前|现在|当前|最新|如今|还",
 }
 
 
@@ -91,7 +117,7 @@ class Question:
 
 
 def language(text: str) -> str | None:
-    """"zh" for Chinese script, else the language of FUNCTION_WORDS with most hits; None when too few hit."""
+    """ "zh" for Chinese script, else the language of FUNCTION_WORDS with most hits; None when too few hit."""
     if KANA.search(text):
         return None
     if CJK.search(text):

@@ -50,7 +50,7 @@ def replaced_by(row: dict[str, Any], at: str) -> bool:
 
 
 def standing(row: dict[str, Any], q: Question, as_of: str | None) -> str:
-    """"states" (the fact asked for), "outdated" (superseded or of another time) or "not_fact"."""
+    """ "states" (the fact asked for), "outdated" (superseded or of another time) or "not_fact"."""
     c = row["claim"]
     if c["modality"] not in FACTUAL:
         return "not_fact"
@@ -68,8 +68,9 @@ def standing(row: dict[str, Any], q: Question, as_of: str | None) -> str:
     return "states"
 
 
-def relevant(rows: list[dict[str, Any]], q: Question, named: set[str], margin: float | None,
-             per_note: int = 3) -> list[dict[str, Any]]:
+def relevant(
+    rows: list[dict[str, Any]], q: Question, named: set[str], margin: float | None, per_note: int = 3
+) -> list[dict[str, Any]]:
     """The claims about what is asked. A value: claims whose attribute stems the question holds in full, or
     whose line is among the nearest to the question (within `margin` of the best), of the entities the
     question names when any is. Whether something happened: each chunk's `per_note` claims nearest the
@@ -82,8 +83,10 @@ def relevant(rows: list[dict[str, Any]], q: Question, named: set[str], margin: f
         near = (best or 0.0) - margin
         about = [{**r, "anchor": not named or r["entry"] in named or (r.get("score") or 0.0) >= near} for r in rows]
         by_chunk: dict[str, list[dict[str, Any]]] = {}
-        for r in sorted(about, key=lambda r: (-(r.get("score") or 0.0), str(r["claim"].get("attribute")),
-                                              str(r["claim"].get("value")))):
+        for r in sorted(
+            about,
+            key=lambda r: (-(r.get("score") or 0.0), str(r["claim"].get("attribute")), str(r["claim"].get("value"))),
+        ):
             by_chunk.setdefault(str(r.get("chunk") or r["claim"]["note_path"]), []).append(r)
         floor = (best or 0.0) - 2 * margin  # a chunk's nearest claims, if they are near the question at all
         return [r for key in sorted(by_chunk) for r in by_chunk[key][:per_note] if (r.get("score") or 0.0) >= floor]
@@ -91,21 +94,24 @@ def relevant(rows: list[dict[str, Any]], q: Question, named: set[str], margin: f
     for r in rows:
         attr = set(r["claim"].get("attr_stems") or [])
         by_stems = bool(attr) and attr <= q.stems
-        by_vector = (margin is not None and best is not None and r.get("score") is not None and
-                     r["score"] >= best - margin)
+        by_vector = (
+            margin is not None and best is not None and r.get("score") is not None and r["score"] >= best - margin
+        )
         if by_stems or by_vector:
             out.append(r)
     return [r for r in out if r["entry"] in named] or out
 
 
-def standings(rows: list[dict[str, Any]], q: Question, as_of: str | None,
-              note_of: dict[str, str] | None = None) -> dict[str, Standing]:
+def standings(
+    rows: list[dict[str, Any]], q: Question, as_of: str | None, note_of: dict[str, str] | None = None
+) -> dict[str, Standing]:
     """Per note (the note of the row's chunk in `note_of`, else the claim's note): "states" if any relevant
     claim of it states the fact, else its first other standing."""
     out: dict[str, Standing] = {}
     rank = {"states": 0, "outdated": 1, "not_fact": 2}
-    for r in sorted(rows, key=lambda r: (r["claim"]["note_path"], str(r["claim"].get("attribute")),
-                                         str(r["claim"].get("value")))):
+    for r in sorted(
+        rows, key=lambda r: (r["claim"]["note_path"], str(r["claim"].get("attribute")), str(r["claim"].get("value")))
+    ):
         path = (note_of or {}).get(r.get("chunk") or "", r["claim"]["note_path"])
         s = standing(r, q, as_of)
         if s == "states" and not r.get("anchor", True):
@@ -115,14 +121,18 @@ def standings(rows: list[dict[str, Any]], q: Question, as_of: str | None,
     return out
 
 
-def demote(results: list[dict[str, Any]], stand: dict[str, Standing], depth: int = 100,
-           max_drop: int = 100) -> list[dict[str, Any]]:
+def demote(
+    results: list[dict[str, Any]], stand: dict[str, Standing], depth: int = 100, max_drop: int = 100
+) -> list[dict[str, Any]]:
     """Notes that only hold outdated or non-factual claims go just below the lowest note that states the
     fact (or was promoted for stating it) among the first `depth`, but at most `max_drop` places down (a
     misread note then stays in the context); every other note keeps its order. Nothing moves when none of
     those states the fact."""
-    states = [n for n, r in enumerate(results[:depth]) if r.get("promoted") or (stand.get(r["path"], None) and
-              stand[r["path"]].standing == "states")]
+    states = [
+        n
+        for n, r in enumerate(results[:depth])
+        if r.get("promoted") or (stand.get(r["path"], None) and stand[r["path"]].standing == "states")
+    ]
     if not states:
         return results
     last = states[-1]

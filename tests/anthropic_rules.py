@@ -15,10 +15,10 @@ DOCS = "https://platform.claude.com/docs/en"
 @dataclass(frozen=True)
 class Documented:
     max_output: int
-    effort: tuple[str, ...]   # () = "This model does not support the effort parameter."
-    adaptive: bool            # adaptive thinking on by default (thinking blocks billed as output)
-    sampling: bool            # temperature / top_p / top_k accepted
-    budget_tokens: bool       # thinking {"type": "enabled", "budget_tokens": N} accepted
+    effort: tuple[str, ...]  # () = "This model does not support the effort parameter."
+    adaptive: bool  # adaptive thinking on by default (thinking blocks billed as output)
+    sampling: bool  # temperature / top_p / top_k accepted
+    budget_tokens: bool  # thinking {"type": "enabled", "budget_tokens": N} accepted
 
 
 # https://platform.claude.com/docs/en/about-claude/models/overview (IDs, output limits),
@@ -39,8 +39,9 @@ RULES: dict[str, str] = {
     "effort on a model without it -> 400": f"{DOCS}/build-with-claude/effort",
     "effort level the model lacks -> 400": f"{DOCS}/build-with-claude/effort",
     "unsupported JSON Schema keyword -> 400": f"{DOCS}/build-with-claude/structured-outputs#json-schema-limitations",
-    "object without additionalProperties false -> 400":
-        f"{DOCS}/build-with-claude/structured-outputs#json-schema-limitations",
+    "object without additionalProperties false -> 400": (
+        f"{DOCS}/build-with-claude/structured-outputs#json-schema-limitations"
+    ),
     "temperature/top_p/top_k on Haiku 5.5 -> 400": f"{DOCS}/models/haiku-5-5/migration-guide",
     "thinking.budget_tokens on Haiku 5.5 -> 400": f"{DOCS}/models/haiku-5-5/migration-guide",
     "max_tokens over the model's limit -> 400": f"{DOCS}/about-claude/models/overview",
@@ -49,16 +50,34 @@ RULES: dict[str, str] = {
     "stop_reason refusal": f"{DOCS}/build-with-claude/handling-stop-reasons",
     "adaptive thinking blocks come first and count as output": f"{DOCS}/build-with-claude/adaptive-thinking",
     "batch custom_id matches ^[a-zA-Z0-9_-]{1,64}$ and is unique": f"{DOCS}/build-with-claude/batch-processing",
-    "batch results are JSONL, one per custom_id: succeeded/errored/expired":
-        f"{DOCS}/build-with-claude/batch-processing",
+    "batch results are JSONL, one per custom_id: succeeded/errored/expired": (
+        f"{DOCS}/build-with-claude/batch-processing"
+    ),
     "count_tokens answers {input_tokens}": f"{DOCS}/build-with-claude/token-counting",
 }
 
 # Keywords structured outputs accept (https://platform.claude.com/docs/en/build-with-claude/structured-outputs):
 # types, enum/const of primitives, anyOf/allOf, local $ref/$defs, required, additionalProperties false,
 # description/title, supported string formats, minItems 0 or 1. Everything else is refused with a 400.
-ALLOWED = {"type", "enum", "const", "anyOf", "allOf", "$ref", "$defs", "definitions", "required", "properties",
-           "additionalProperties", "description", "title", "format", "items", "minItems", "default"}
+ALLOWED = {
+    "type",
+    "enum",
+    "const",
+    "anyOf",
+    "allOf",
+    "$ref",
+    "$defs",
+    "definitions",
+    "required",
+    "properties",
+    "additionalProperties",
+    "description",
+    "title",
+    "format",
+    "items",
+    "minItems",
+    "default",
+}
 FORMATS = {"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
 CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -105,8 +124,14 @@ def request_problem(body: dict[str, Any]) -> tuple[int, str, str] | None:
     if not isinstance(max_tokens, int) or max_tokens < 1:
         return 400, "invalid_request_error", "max_tokens: Input should be a valid integer greater than 0"
     if max_tokens > doc.max_output:
-        return 400, "invalid_request_error", (f"max_tokens: {max_tokens} > {doc.max_output}, which is the maximum "
-                                              f"allowed number of output tokens for {model}")
+        return (
+            400,
+            "invalid_request_error",
+            (
+                f"max_tokens: {max_tokens} > {doc.max_output}, which is the maximum "
+                f"allowed number of output tokens for {model}"
+            ),
+        )
     if not doc.sampling:
         for name in ("temperature", "top_p", "top_k"):
             if name in body:
@@ -114,8 +139,14 @@ def request_problem(body: dict[str, Any]) -> tuple[int, str, str] | None:
     thinking = body.get("thinking")
     if isinstance(thinking, dict) and "budget_tokens" in thinking:
         if not doc.budget_tokens:
-            return 400, "invalid_request_error", (f"thinking.budget_tokens: is not supported on {model}; use "
-                                                  "thinking: {\"type\": \"adaptive\"} with output_config.effort")
+            return (
+                400,
+                "invalid_request_error",
+                (
+                    f"thinking.budget_tokens: is not supported on {model}; use "
+                    'thinking: {"type": "adaptive"} with output_config.effort'
+                ),
+            )
         if not 1024 <= int(thinking["budget_tokens"]) < max_tokens:
             return 400, "invalid_request_error", "thinking.budget_tokens: must be >= 1024 and less than max_tokens"
     return output_config_problem(body.get("output_config"), model, doc)
@@ -131,8 +162,14 @@ def output_config_problem(config: Any, model: str, doc: Documented) -> tuple[int
         if not doc.effort:
             return 400, "invalid_request_error", "This model does not support the effort parameter."
         if config["effort"] not in doc.effort:
-            return 400, "invalid_request_error", (f"output_config.effort: '{config['effort']}' is not supported on "
-                                                  f"{model}; use one of {', '.join(doc.effort)}")
+            return (
+                400,
+                "invalid_request_error",
+                (
+                    f"output_config.effort: '{config['effort']}' is not supported on "
+                    f"{model}; use one of {', '.join(doc.effort)}"
+                ),
+            )
     fmt = config.get("format")
     if fmt is not None:
         if not isinstance(fmt, dict) or fmt.get("type") != "json_schema" or not isinstance(fmt.get("schema"), dict):

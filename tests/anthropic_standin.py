@@ -28,17 +28,31 @@ Responder = Callable[[dict[str, Any]], str | dict[str, Any]]
 
 EMPTY: dict[str, Any] = {"entities": [], "relationships": [], "claims": []}
 DEFAULT_OLLAMA_MODELS = frozenset({"qwen2.5:7b"})
-CREDIT_MESSAGE = ("Your credit balance is too low to access the Anthropic API. "
-                  "Please go to Plans & Billing to upgrade or purchase credits.")
-SPEND_LIMIT_MESSAGE = ("You have reached your specified workspace API usage limits. "
-                       "You will regain access on 2026-12-01 at 00:00 UTC.")
+CREDIT_MESSAGE = (
+    "Your credit balance is too low to access the Anthropic API. "
+    "Please go to Plans & Billing to upgrade or purchase credits."
+)
+SPEND_LIMIT_MESSAGE = (
+    "You have reached your specified workspace API usage limits. You will regain access on 2026-12-01 at 00:00 UTC."
+)
 INVALID_JSON = '{"entities": [{"name": "Acme", "type": '  # a truncated answer
 THINKING = "The passage names a company and a count; I copy what it states."
 
 # Fault counters, in the order they are taken (one fault per request at most).
-FAULTS = ("drop_next", "hang_next", "unauthorized_next", "no_credit_next", "spend_limit_next",
-          "payment_required_next", "rate_limit_next", "overloaded_next", "fail_next", "invalid_json_next",
-          "refusal_next", "truncate_next")
+FAULTS = (
+    "drop_next",
+    "hang_next",
+    "unauthorized_next",
+    "no_credit_next",
+    "spend_limit_next",
+    "payment_required_next",
+    "rate_limit_next",
+    "overloaded_next",
+    "fail_next",
+    "invalid_json_next",
+    "refusal_next",
+    "truncate_next",
+)
 
 
 def default_responder(body: dict[str, Any]) -> dict[str, Any]:
@@ -78,30 +92,34 @@ class ChatStandIn(StandInServer):
 
     FAULTS = FAULTS
 
-    def __init__(self, responder: Responder | None = None, ollama_models: frozenset[str] | set[str] | None = None,
-                 anthropic_models: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        ollama_models: frozenset[str] | set[str] | None = None,
+        anthropic_models: Callable[[str], bool] | None = None,
+    ) -> None:
         self.responder: Responder = responder or default_responder
         self.ollama_models = {full_name(m) for m in (ollama_models or DEFAULT_OLLAMA_MODELS)}
         self.anthropic_models: Callable[[str], bool] = anthropic_models or (lambda m: m in MODELS)
-        self.drop_next = 0              # close the socket without any response
-        self.hang_next = 0              # wait `hang_seconds` (longer than any test timeout), then answer normally
+        self.drop_next = 0  # close the socket without any response
+        self.hang_next = 0  # wait `hang_seconds` (longer than any test timeout), then answer normally
         self.hang_seconds = 5.0
-        self.unauthorized_next = 0      # 401 authentication_error
-        self.no_credit_next = 0         # 400 invalid_request_error: credit balance too low
-        self.spend_limit_next = 0       # 429 rate_limit_error with error_code enforced_spend_limit_reached
+        self.unauthorized_next = 0  # 401 authentication_error
+        self.no_credit_next = 0  # 400 invalid_request_error: credit balance too low
+        self.spend_limit_next = 0  # 429 rate_limit_error with error_code enforced_spend_limit_reached
         self.payment_required_next = 0  # 402 with error_code linked_organization_spend_limit_reached
-        self.rate_limit_next = 0        # 429 rate_limit_error, retry-after: `retry_after`
+        self.rate_limit_next = 0  # 429 rate_limit_error, retry-after: `retry_after`
         self.retry_after = "0"
-        self.overloaded_next = 0        # 529 overloaded_error
-        self.fail_next = 0              # 500 api_error
-        self.invalid_json_next = 0      # 200, but the assistant's text is not JSON
-        self.refusal_next = 0           # 200, stop_reason "refusal"
-        self.truncate_next = 0          # 200, stop_reason "max_tokens" (the answer cut short)
+        self.overloaded_next = 0  # 529 overloaded_error
+        self.fail_next = 0  # 500 api_error
+        self.invalid_json_next = 0  # 200, but the assistant's text is not JSON
+        self.refusal_next = 0  # 200, stop_reason "refusal"
+        self.truncate_next = 0  # 200, stop_reason "max_tokens" (the answer cut short)
         # a test's own refusal: given a request body, a message to answer 400 invalid_request_error with, or None
         self.refuse: Callable[[dict[str, Any]], str | None] = lambda body: None
         self.batches: dict[str, dict[str, Any]] = {}
-        self.end_batches = True         # a batch has ended by the first retrieve after it was created
-        self.expire_batches = False     # ...with every request expired instead
+        self.end_batches = True  # a batch has ended by the first retrieve after it was created
+        self.expire_batches = False  # ...with every request expired instead
         self.errored_ids: set[str] = set()  # custom_ids whose batch result is an api_error
         self._ids = itertools.count(1)
         super().__init__(_make_handler(self), "chat-standin")
@@ -135,8 +153,9 @@ class ChatStandIn(StandInServer):
 
     # Anthropic -------------------------------------------------------------------------------------
 
-    def _anthropic_error(self, status: int, kind: str, message: str,
-                         error_code: str | None = None) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _anthropic_error(
+        self, status: int, kind: str, message: str, error_code: str | None = None
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
         error: dict[str, Any] = {"type": kind, "message": message}
         if error_code:
             error["details"] = {"error_code": error_code}
@@ -153,11 +172,19 @@ class ChatStandIn(StandInServer):
         if fault == "spend_limit_next":
             return self._anthropic_error(429, "rate_limit_error", SPEND_LIMIT_MESSAGE, "enforced_spend_limit_reached")
         if fault == "payment_required_next":
-            return self._anthropic_error(402, "billing_error", "This organization has reached its spend limit.",
-                                         "linked_organization_spend_limit_reached")
+            return self._anthropic_error(
+                402,
+                "billing_error",
+                "This organization has reached its spend limit.",
+                "linked_organization_spend_limit_reached",
+            )
         if fault == "rate_limit_next":
-            return self._anthropic_error(429, "rate_limit_error", "Number of request tokens has exceeded your "
-                                         "per-minute rate limit (https://docs.claude.com/en/api/rate-limits)")
+            return self._anthropic_error(
+                429,
+                "rate_limit_error",
+                "Number of request tokens has exceeded your "
+                "per-minute rate limit (https://docs.claude.com/en/api/rate-limits)",
+            )
         if fault == "overloaded_next":
             return self._anthropic_error(529, "overloaded_error", "Overloaded")
         if fault == "fail_next":
@@ -178,8 +205,9 @@ class ChatStandIn(StandInServer):
                 return self._anthropic_error(400, "invalid_request_error", f"{field}: Field required")
         for msg in body["messages"]:
             if isinstance(msg, dict) and msg.get("content") in ("", []):
-                return self._anthropic_error(400, "invalid_request_error",
-                                             "messages: text content blocks must be non-empty")
+                return self._anthropic_error(
+                    400, "invalid_request_error", "messages: text content blocks must be non-empty"
+                )
         if body.get("stream"):
             return self._anthropic_error(400, "invalid_request_error", "the stand-in does not stream")
         if not self.anthropic_models(str(body["model"])):
@@ -201,18 +229,30 @@ class ChatStandIn(StandInServer):
         if fault == "refusal_next":
             text, stop = "", "refusal"
         elif fault == "truncate_next" or used + tokens(text) > int(body["max_tokens"]):
-            text, stop = text[:max(0, (int(body["max_tokens"]) - used) * 4) // 2], "max_tokens"
+            text, stop = text[: max(0, (int(body["max_tokens"]) - used) * 4) // 2], "max_tokens"
         content: list[dict[str, Any]] = []
         if thought:
             content.append({"type": "thinking", "thinking": thought, "signature": "c2ln"})
         content.append({"type": "text", "text": text})
-        return {"id": self._next_id("msg_"), "type": "message", "role": "assistant", "model": model,
-                "content": content, "stop_reason": stop, "stop_sequence": None,
-                "usage": {"input_tokens": input_tokens_for(body), "output_tokens": used + tokens(text),
-                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+        return {
+            "id": self._next_id("msg_"),
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": input_tokens_for(body),
+                "output_tokens": used + tokens(text),
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            },
+        }
 
-    def _messages(self, headers: dict[str, str], body: Any,
-                  fault: str | None) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _messages(
+        self, headers: dict[str, str], body: Any, fault: str | None
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
         refused = self._fault_answer(fault) or self._checked(headers, body)
         if refused:
             return refused
@@ -234,17 +274,40 @@ class ChatStandIn(StandInServer):
             return self._anthropic_error(404, "not_found_error", f"model: {model_id}")
         yes_no = {lvl: {"supported": lvl in doc.effort} for lvl in ("low", "medium", "high", "max", "xhigh")}
         off = {"supported": False}
-        caps = {"batch": {"supported": True}, "citations": {"supported": True}, "code_execution": off,
-                "context_management": {"supported": False, "clear_thinking_20251015": None,
-                                       "clear_tool_uses_20250919": None, "compact_20260112": None},
-                "effort": {"supported": bool(doc.effort), **yes_no}, "image_input": {"supported": True},
-                "pdf_input": {"supported": True}, "server_tools": {"supported": False},
-                "structured_outputs": {"supported": True},
-                "thinking": {"supported": True, "types": {"adaptive": {"supported": doc.adaptive},
-                                                          "enabled": {"supported": doc.budget_tokens}}}}
-        return 200, {"type": "model", "id": model_id, "display_name": model_id, "created_at": "2026-10-07T00:00:00Z",
-                     "lifecycle": "active", "max_tokens": doc.max_output, "max_input_tokens": 1_000_000,
-                     "capabilities": caps}, {}
+        caps = {
+            "batch": {"supported": True},
+            "citations": {"supported": True},
+            "code_execution": off,
+            "context_management": {
+                "supported": False,
+                "clear_thinking_20251015": None,
+                "clear_tool_uses_20250919": None,
+                "compact_20260112": None,
+            },
+            "effort": {"supported": bool(doc.effort), **yes_no},
+            "image_input": {"supported": True},
+            "pdf_input": {"supported": True},
+            "server_tools": {"supported": False},
+            "structured_outputs": {"supported": True},
+            "thinking": {
+                "supported": True,
+                "types": {"adaptive": {"supported": doc.adaptive}, "enabled": {"supported": doc.budget_tokens}},
+            },
+        }
+        return (
+            200,
+            {
+                "type": "model",
+                "id": model_id,
+                "display_name": model_id,
+                "created_at": "2026-10-07T00:00:00Z",
+                "lifecycle": "active",
+                "max_tokens": doc.max_output,
+                "max_input_tokens": 1_000_000,
+                "capabilities": caps,
+            },
+            {},
+        )
 
     # Message Batches -------------------------------------------------------------------------------
 
@@ -255,11 +318,18 @@ class ChatStandIn(StandInServer):
         counts["processing"] = len(batch["requests"]) - len(batch["results"])
         ended = batch["status"] == "ended"
         created = batch["created_at"]
-        return {"id": batch["id"], "type": "message_batch", "processing_status": batch["status"],
-                "request_counts": counts, "created_at": created.isoformat(),
-                "expires_at": (created + timedelta(hours=24)).isoformat(),  # 24 hours after creation
-                "ended_at": created.isoformat() if ended else None, "archived_at": None, "cancel_initiated_at": None,
-                "results_url": f"{self.base_url}/v1/messages/batches/{batch['id']}/results" if ended else None}
+        return {
+            "id": batch["id"],
+            "type": "message_batch",
+            "processing_status": batch["status"],
+            "request_counts": counts,
+            "created_at": created.isoformat(),
+            "expires_at": (created + timedelta(hours=24)).isoformat(),  # 24 hours after creation
+            "ended_at": created.isoformat() if ended else None,
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{self.base_url}/v1/messages/batches/{batch['id']}/results" if ended else None,
+        }
 
     def _create_batch(self, headers: dict[str, str], body: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
         if not headers.get("x-api-key") and not headers.get("authorization"):
@@ -270,10 +340,18 @@ class ChatStandIn(StandInServer):
         ids = [r.get("custom_id") for r in requests]
         bad = next((i for i in ids if not isinstance(i, str) or not CUSTOM_ID.match(i)), None)
         if bad is not None or len(set(ids)) != len(ids):
-            return self._anthropic_error(400, "invalid_request_error", f"requests: custom_id {bad!r} must match "
-                                         "^[a-zA-Z0-9_-]{1,64}$ and be unique within the batch")
-        batch = {"id": self._next_id("msgbatch_"), "requests": requests, "results": {}, "status": "in_progress",
-                 "created_at": datetime.now(UTC)}
+            return self._anthropic_error(
+                400,
+                "invalid_request_error",
+                f"requests: custom_id {bad!r} must match ^[a-zA-Z0-9_-]{{1,64}}$ and be unique within the batch",
+            )
+        batch = {
+            "id": self._next_id("msgbatch_"),
+            "requests": requests,
+            "results": {},
+            "status": "in_progress",
+            "created_at": datetime.now(UTC),
+        }
         with self._lock:
             self.batches[batch["id"]] = batch
         return 200, self._batch_view(batch), {}
@@ -285,8 +363,10 @@ class ChatStandIn(StandInServer):
             if self.expire_batches:
                 result: dict[str, Any] = {"type": "expired"}
             elif cid in self.errored_ids:
-                result = {"type": "errored", "error": {"type": "error", "error": {
-                    "type": "api_error", "message": "Internal server error"}}}
+                result = {
+                    "type": "errored",
+                    "error": {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}},
+                }
             else:
                 refused = self._body_problem(params) if isinstance(params, dict) else None
                 if refused:
@@ -307,14 +387,23 @@ class ChatStandIn(StandInServer):
     def _batch_results(self, batch_id: str) -> tuple[int, str]:
         batch = self.batches.get(batch_id)
         if batch is None or batch["status"] != "ended":
-            return 404, json.dumps({"type": "error", "error": {"type": "not_found_error",
-                                                               "message": f"results of {batch_id}"}})
+            return 404, json.dumps(
+                {"type": "error", "error": {"type": "not_found_error", "message": f"results of {batch_id}"}}
+            )
         return 200, "".join(json.dumps(r) + "\n" for r in batch["results"].values())
 
     def _list_batches(self) -> tuple[int, dict[str, Any], dict[str, str]]:
         data = [self._batch_view(b) for b in reversed(list(self.batches.values()))]
-        return 200, {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
-                     "last_id": data[-1]["id"] if data else None}, {}
+        return (
+            200,
+            {
+                "data": data,
+                "has_more": False,
+                "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None,
+            },
+            {},
+        )
 
     # Ollama ----------------------------------------------------------------------------------------
 
@@ -343,11 +432,23 @@ class ChatStandIn(StandInServer):
         done = "stop"
         if prompt + tokens(text) > num_ctx:
             text, done = "", "length"
-        return 200, {"model": model, "created_at": "2026-11-29T12:00:00.000000000Z",
-                     "message": {"role": "assistant", "content": text}, "done": True, "done_reason": done,
-                     "total_duration": 1_500_000_000, "load_duration": 20_000_000,
-                     "prompt_eval_count": min(prompt, num_ctx), "prompt_eval_duration": 300_000_000,
-                     "eval_count": tokens(text) if text else 0, "eval_duration": 1_100_000_000}, {}
+        return (
+            200,
+            {
+                "model": model,
+                "created_at": "2026-11-29T12:00:00.000000000Z",
+                "message": {"role": "assistant", "content": text},
+                "done": True,
+                "done_reason": done,
+                "total_duration": 1_500_000_000,
+                "load_duration": 20_000_000,
+                "prompt_eval_count": min(prompt, num_ctx),
+                "prompt_eval_duration": 300_000_000,
+                "eval_count": tokens(text) if text else 0,
+                "eval_duration": 1_100_000_000,
+            },
+            {},
+        )
 
 
 def _make_handler(standin: ChatStandIn) -> type[BaseHTTPRequestHandler]:

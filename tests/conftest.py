@@ -24,8 +24,9 @@ def neo4j_server() -> Iterator[server.ServerInfo]:
     home = TEST_HOME / "home"
     shutil.rmtree(home / "neo4j" / "data", ignore_errors=True)
     (home / "config.toml").unlink(missing_ok=True)
-    cfg = load_config(home=home, env={}, flags={"server_port": server.free_port(), "server_heap": "768m",
-                                                "server_pagecache": "256m"})
+    cfg = load_config(
+        home=home, env={}, flags={"server_port": server.free_port(), "server_heap": "768m", "server_pagecache": "256m"}
+    )
     info = server.start(cfg)
     yield info
     server.stop(load_config(home=home, env={}))

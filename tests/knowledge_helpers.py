@@ -26,8 +26,18 @@ def vault_chunks(vault: Path, private: tuple[str, ...] = ()) -> list[dict[str, A
     for vf in scan_vault(vault).notes:
         note = parse_note(vf, private)
         for c in chunk_note(note):
-            out.append({"id": c.id, "text": c.text, "breadcrumb": c.breadcrumb, "path": note.path,
-                        "date": c.date, "folder": note.folder, "private": note.private, "ord": c.ord})
+            out.append(
+                {
+                    "id": c.id,
+                    "text": c.text,
+                    "breadcrumb": c.breadcrumb,
+                    "path": note.path,
+                    "date": c.date,
+                    "folder": note.folder,
+                    "private": note.private,
+                    "ord": c.ord,
+                }
+            )
     return sorted(out, key=lambda c: c["id"])
 
 
@@ -44,8 +54,11 @@ def system_text(body: dict[str, Any]) -> str:
 
 # What the recorded extractor "decides" in the checks nothing was recorded for: keep every link, merge nothing.
 CHECKS: dict[str, dict[str, Any]] = {
-    ACCEPT: {"same": False, "reason": "two things"}, CONFIRM: {"same": False, "reason": "two things"},
-    AUDIT: {"verdict": "keep", "reason": "the phrase states it"}, RETYPE: {"types": []}}
+    ACCEPT: {"same": False, "reason": "two things"},
+    CONFIRM: {"same": False, "reason": "two things"},
+    AUDIT: {"verdict": "keep", "reason": "the phrase states it"},
+    RETYPE: {"types": []},
+}
 
 
 def replay(cache_dir: Path = RECORDED) -> Callable[[dict[str, Any]], dict[str, Any]]:
@@ -63,4 +76,5 @@ def replay(cache_dir: Path = RECORDED) -> Callable[[dict[str, Any]], dict[str, A
         assert m, message[:200]
         entry = recorded.get(cache_key(RECORDED_MODEL, PROMPT_VERSION, f"{m['crumb']}\n{m['text']}"))
         return entry["result"] if entry else {"entities": [], "relationships": [], "claims": []}
+
     return respond

@@ -34,9 +34,9 @@ class OllamaStandIn(StandInServer):
 
     def __init__(self, models: dict[str, int] | None = None) -> None:
         self.models: dict[str, int] = {full_name(k): v for k, v in (models or DEFAULT_MODELS).items()}
-        self.drop_next = 0      # close the socket without any response, for the next N requests
-        self.fail_next = 0      # answer HTTP 500, for the next N requests
-        self.hang_next = 0      # sleep `hang_seconds` before answering, for the next N requests
+        self.drop_next = 0  # close the socket without any response, for the next N requests
+        self.fail_next = 0  # answer HTTP 500, for the next N requests
+        self.hang_next = 0  # sleep `hang_seconds` before answering, for the next N requests
         self.hang_seconds = 0.0
         super().__init__(_make_handler(self), "ollama-standin")
 
@@ -50,11 +50,24 @@ class OllamaStandIn(StandInServer):
             return [r for r in self.requests if r.path == path]
 
     def _tags(self) -> tuple[int, dict[str, Any]]:
-        models = [{"name": name, "model": name, "modified_at": "2025-01-01T00:00:00.000000000Z",
-                   "size": 1_157_672_605, "digest": hashlib.sha256(name.encode()).hexdigest(),
-                   "details": {"parent_model": "", "format": "gguf", "family": "bert", "families": ["bert"],
-                               "parameter_size": "566.70M", "quantization_level": "F16"}}
-                  for name in self.models]
+        models = [
+            {
+                "name": name,
+                "model": name,
+                "modified_at": "2025-01-01T00:00:00.000000000Z",
+                "size": 1_157_672_605,
+                "digest": hashlib.sha256(name.encode()).hexdigest(),
+                "details": {
+                    "parent_model": "",
+                    "format": "gguf",
+                    "family": "bert",
+                    "families": ["bert"],
+                    "parameter_size": "566.70M",
+                    "quantization_level": "F16",
+                },
+            }
+            for name in self.models
+        ]
         return 200, {"models": models}
 
     def _embed(self, body: Any) -> tuple[int, dict[str, Any]]:
@@ -64,9 +77,13 @@ class OllamaStandIn(StandInServer):
             return 404, {"error": f'model "{model}" not found, try pulling it first'}
         texts = body.get("input", [])
         texts = [texts] if isinstance(texts, str) else list(texts)
-        return 200, {"model": model, "embeddings": [vector_for(str(t), dims) for t in texts],
-                     "total_duration": 12_000_000, "load_duration": 1_000_000,
-                     "prompt_eval_count": sum(len(str(t).split()) + 2 for t in texts)}
+        return 200, {
+            "model": model,
+            "embeddings": [vector_for(str(t), dims) for t in texts],
+            "total_duration": 12_000_000,
+            "load_duration": 1_000_000,
+            "prompt_eval_count": sum(len(str(t).split()) + 2 for t in texts),
+        }
 
 
 def _make_handler(standin: OllamaStandIn) -> type[BaseHTTPRequestHandler]:

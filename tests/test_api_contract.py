@@ -23,9 +23,13 @@ from extract.prompt import SYSTEM, TRIAGE_SYSTEM
 
 MESSAGE = "Note: a.md\nNote date: 2026-01-01\nSection: A\n<passage>\nAcme Corp had 120 customers.\n</passage>"
 ANSWERS: dict[str, dict[str, Any]] = {
-    SYSTEM: {"entities": [], "relationships": [], "claims": []}, TRIAGE_SYSTEM: {"keep": True, "reason": "facts"},
-    ACCEPT: {"same": True, "reason": "spelling"}, CONFIRM: {"same": False, "reason": "company vs product"},
-    AUDIT: {"verdict": "keep", "reason": "stated"}, RETYPE: {"types": [{"i": 0, "type": "CLIENT_OF"}]}}
+    SYSTEM: {"entities": [], "relationships": [], "claims": []},
+    TRIAGE_SYSTEM: {"keep": True, "reason": "facts"},
+    ACCEPT: {"same": True, "reason": "spelling"},
+    CONFIRM: {"same": False, "reason": "company vs product"},
+    AUDIT: {"verdict": "keep", "reason": "stated"},
+    RETYPE: {"types": [{"i": 0, "type": "CLIENT_OF"}]},
+}
 
 
 @pytest.fixture
@@ -39,10 +43,10 @@ def client(standin: ChatStandIn) -> anthropic.Anthropic:
 
 def send(standin: ChatStandIn, **body: Any) -> Any:
     """A Messages request with `body` sent as is (extra_body: the SDK checks nothing of it)."""
-    params = {"model": "claude-haiku-5-5", "max_tokens": 1024,
-              "messages": [{"role": "user", "content": "hi"}], **body}
-    return client(standin).messages.create(model=params.pop("model"), max_tokens=1024,
-                                           messages=params.pop("messages"), extra_body=params)
+    params = {"model": "claude-haiku-5-5", "max_tokens": 1024, "messages": [{"role": "user", "content": "hi"}], **body}
+    return client(standin).messages.create(
+        model=params.pop("model"), max_tokens=1024, messages=params.pop("messages"), extra_body=params
+    )
 
 
 def refused(standin: ChatStandIn, **body: Any) -> anthropic.APIStatusError:
@@ -60,8 +64,12 @@ def said(err: anthropic.APIStatusError) -> str:
 def test_the_request_kb_sent_before_is_refused(standin: ChatStandIn) -> None:
     """claude-haiku-4-5 with effort "low" and pydantic's raw schema: refused twice over, as the API does."""
     raw = json_schema(Extraction)
-    old = {"model": "claude-haiku-4-5", "max_tokens": 4096, "system": SYSTEM,
-           "output_config": {"format": {"type": "json_schema", "schema": raw}, "effort": "low"}}
+    old = {
+        "model": "claude-haiku-4-5",
+        "max_tokens": 4096,
+        "system": SYSTEM,
+        "output_config": {"format": {"type": "json_schema", "schema": raw}, "effort": "low"},
+    }
     err = refused(standin, **old)
     assert err.status_code == 400 and err.type == "invalid_request_error"
     assert said(err) == "This model does not support the effort parameter."
@@ -70,10 +78,20 @@ def test_the_request_kb_sent_before_is_refused(standin: ChatStandIn) -> None:
 
 
 @pytest.mark.parametrize("model", ["claude-haiku-5-5", "claude-haiku-4-5"])
-@pytest.mark.parametrize("system,schema", [(SYSTEM, Extraction), (TRIAGE_SYSTEM, Triage), (ACCEPT, Judgement),
-                                           (CONFIRM, Judgement), (AUDIT, Verdict), (RETYPE, Retyped)])
-def test_kb_requests_are_accepted_on_every_path(standin: ChatStandIn, model: str, system: str,
-                                                schema: type[BaseModel]) -> None:
+@pytest.mark.parametrize(
+    "system,schema",
+    [
+        (SYSTEM, Extraction),
+        (TRIAGE_SYSTEM, Triage),
+        (ACCEPT, Judgement),
+        (CONFIRM, Judgement),
+        (AUDIT, Verdict),
+        (RETYPE, Retyped),
+    ],
+)
+def test_kb_requests_are_accepted_on_every_path(
+    standin: ChatStandIn, model: str, system: str, schema: type[BaseModel]
+) -> None:
     ext = AnthropicExtractor(model, "k", standin.base_url, timeout=2.0, backoff=0.01)
     result, _ = ext.complete(system, MESSAGE, json_schema(schema))
     assert schema.model_validate(result).model_dump() == schema.model_validate(ANSWERS[system]).model_dump()
@@ -92,17 +110,32 @@ def test_effort_level_the_model_lacks(standin: ChatStandIn) -> None:
     assert send(standin, output_config={"effort": "max"}).stop_reason == "end_turn"
 
 
-@pytest.mark.parametrize("schema,words", [
-    ({"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}, "additionalProperties": False},
-     "'maxLength' is not supported"),
-    ({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string"}, "maxItems": 8}},
-      "additionalProperties": False}, "'maxItems' is not supported"),
-    ({"type": "object", "properties": {"a": {"type": "integer", "minimum": 1}}, "additionalProperties": False},
-     "'minimum' is not supported"),
-    ({"type": "object", "properties": {"a": {"type": "array", "minItems": 2}}, "additionalProperties": False},
-     "minItems values other than 0 or 1"),
-    ({"type": "object", "properties": {"a": {"type": "string"}}}, "'additionalProperties' to false"),
-])
+@pytest.mark.parametrize(
+    "schema,words",
+    [
+        (
+            {"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}}, "additionalProperties": False},
+            "'maxLength' is not supported",
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {"a": {"type": "array", "items": {"type": "string"}, "maxItems": 8}},
+                "additionalProperties": False,
+            },
+            "'maxItems' is not supported",
+        ),
+        (
+            {"type": "object", "properties": {"a": {"type": "integer", "minimum": 1}}, "additionalProperties": False},
+            "'minimum' is not supported",
+        ),
+        (
+            {"type": "object", "properties": {"a": {"type": "array", "minItems": 2}}, "additionalProperties": False},
+            "minItems values other than 0 or 1",
+        ),
+        ({"type": "object", "properties": {"a": {"type": "string"}}}, "'additionalProperties' to false"),
+    ],
+)
 def test_unsupported_schema_is_400(standin: ChatStandIn, schema: dict[str, Any], words: str) -> None:
     err = refused(standin, output_config={"format": {"type": "json_schema", "schema": schema}})
     assert err.status_code == 400 and words in said(err)
@@ -153,8 +186,9 @@ def test_token_counting_checks_the_request_too(standin: ChatStandIn) -> None:
     ok = c.messages.count_tokens(model="claude-haiku-5-5", messages=[{"role": "user", "content": "hello world"}])
     assert ok.input_tokens > 0
     with pytest.raises(anthropic.BadRequestError, match="effort parameter"):
-        c.messages.count_tokens(model="claude-haiku-4-5", messages=[{"role": "user", "content": "x"}],
-                                output_config={"effort": "low"})
+        c.messages.count_tokens(
+            model="claude-haiku-4-5", messages=[{"role": "user", "content": "x"}], output_config={"effort": "low"}
+        )
 
 
 def test_batch_custom_ids_are_checked(standin: ChatStandIn) -> None:
@@ -169,8 +203,12 @@ def test_batch_results_succeeded_errored_expired(standin: ChatStandIn) -> None:
     c = client(standin)
     good = {"model": "claude-haiku-5-5", "max_tokens": 100, "messages": [{"role": "user", "content": "x"}]}
     bad = {**good, "temperature": 0}
-    batch = c.messages.batches.create(requests=[{"custom_id": "ok", "params": good},  # type: ignore[misc]
-                                                {"custom_id": "bad", "params": bad}])
+    batch = c.messages.batches.create(
+        requests=[
+            {"custom_id": "ok", "params": good},  # type: ignore[misc]
+            {"custom_id": "bad", "params": bad},
+        ]
+    )
     assert batch.processing_status == "in_progress"
     assert c.messages.batches.retrieve(batch.id).processing_status == "ended"
     results = {r.custom_id: r.result for r in c.messages.batches.results(batch.id)}

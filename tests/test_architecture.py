@@ -40,8 +40,12 @@ def module_imports(path: Path) -> set[str]:
 
 def test_readers_do_not_import_the_refresh_writer() -> None:
     """Search and eval read the graph; the facet words they match come from kb.facets, not from refresh."""
-    bad = [path.relative_to(REPO).as_posix() for package in ("search", "eval")
-           for path in sorted((REPO / package).rglob("*.py")) if "kb.refresh" in module_imports(path)]
+    bad = [
+        path.relative_to(REPO).as_posix()
+        for package in ("search", "eval")
+        for path in sorted((REPO / package).rglob("*.py"))
+        if "kb.refresh" in module_imports(path)
+    ]
     assert bad == []
 
 
@@ -59,9 +63,11 @@ def test_layers_only_import_downward() -> None:
 
 
 # Cypher clauses as kb writes them; prose such as "narrow the MATCH" does not match.
-CYPHER = re.compile(r"\b(?:MATCH \(|MERGE \(|UNWIND \$|CALL db\.|CALL \(|DETACH DELETE\b|SHOW (?:INDEXES|"
-                    r"CONSTRAINTS|TRANSACTIONS)\b|TERMINATE TRANSACTIONS\b|(?:CREATE|DROP) (?:CONSTRAINT|INDEX|"
-                    r"VECTOR INDEX|FULLTEXT INDEX)\b)")
+CYPHER = re.compile(
+    r"\b(?:MATCH \(|MERGE \(|UNWIND \$|CALL db\.|CALL \(|DETACH DELETE\b|SHOW (?:INDEXES|"
+    r"CONSTRAINTS|TRANSACTIONS)\b|TERMINATE TRANSACTIONS\b|(?:CREATE|DROP) (?:CONSTRAINT|INDEX|"
+    r"VECTOR INDEX|FULLTEXT INDEX)\b)"
+)
 # Not yet moved into kb/cypher.py (issue 15, item 5), each for its reason.
 CYPHER_PENDING = {
     "kb/readonly.py": "the MCP public view's statements; move with the view's tests",
@@ -71,8 +77,13 @@ CYPHER_PENDING = {
 def cypher_in(path: Path) -> list[int]:
     """Lines of string literals (f-string parts too) that hold a Cypher clause."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return sorted({node.lineno for node in ast.walk(tree)
-                   if isinstance(node, ast.Constant) and isinstance(node.value, str) and CYPHER.search(node.value)})
+    return sorted(
+        {
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and CYPHER.search(node.value)
+        }
+    )
 
 
 def test_cypher_lives_in_one_module() -> None:
@@ -90,8 +101,11 @@ def test_cypher_lives_in_one_module() -> None:
 
 def test_the_cypher_check_finds_cypher(tmp_path: Path) -> None:
     sample = tmp_path / "x.py"
-    sample.write_text('q = f"MATCH (x:{label}) RETURN x"\nr = "SHOW INDEXES YIELD name"\n'
-                      'msg = "narrow the MATCH, or aggregate"\ns = "CALL db.labels()"\n', encoding="utf-8")
+    sample.write_text(
+        'q = f"MATCH (x:{label}) RETURN x"\nr = "SHOW INDEXES YIELD name"\n'
+        'msg = "narrow the MATCH, or aggregate"\ns = "CALL db.labels()"\n',
+        encoding="utf-8",
+    )
     assert cypher_in(sample) == [1, 2, 4]
     assert all((REPO / p).is_file() and cypher_in(REPO / p) for p in CYPHER_PENDING)
 
@@ -102,7 +116,8 @@ def test_schema_statements_are_idempotent() -> None:
     assert "CREATE CONSTRAINT note_path IF NOT EXISTS FOR (n:Note) REQUIRE n.path IS UNIQUE" in statements
     assert cypher.vector_index(384) == (
         "CREATE VECTOR INDEX chunk_embedding IF NOT EXISTS FOR (c:Chunk) ON (c.embedding) OPTIONS {indexConfig: "
-        "{`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}")
+        "{`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}"
+    )
 
 
 def test_filtered_vector_query_filters_before_ranking() -> None:

@@ -15,16 +15,32 @@ from extract.cache import ExtractionCache
 
 
 def rel(src: str, tgt: str, evidence: str, count: int = 1, private: bool = False) -> dict[str, Any]:
-    return {"source": src, "target": tgt, "props": {"count": count, "evidence": [evidence],
-                                                    "public_evidence": [] if private else [evidence]}}
+    return {
+        "source": src,
+        "target": tgt,
+        "props": {"count": count, "evidence": [evidence], "public_evidence": [] if private else [evidence]},
+    }
 
 
-RELS = {"INVESTED_IN": [rel("kestrel", "lumen", "Kestrel put in £900k"), rel("ana", "oskar", "they had lunch"),
-                        rel("ingrid", "lumen", "Ingrid put £50k in", count=2),
-                        rel("tobias", "lumen", "private words", private=True)],
-        "RELATED_TO": [rel("harrow", "books", "Harrow Freight pays for Lumen Books")]}
-NAMES = {"kestrel": "Kestrel Capital", "lumen": "Lumen Ledger Ltd", "ana": "Ana", "oskar": "Oskar Lind",
-         "ingrid": "Ingrid Solberg", "harrow": "Harrow Freight", "books": "Lumen Books", "tobias": "Tobias"}
+RELS = {
+    "INVESTED_IN": [
+        rel("kestrel", "lumen", "Kestrel put in £900k"),
+        rel("ana", "oskar", "they had lunch"),
+        rel("ingrid", "lumen", "Ingrid put £50k in", count=2),
+        rel("tobias", "lumen", "private words", private=True),
+    ],
+    "RELATED_TO": [rel("harrow", "books", "Harrow Freight pays for Lumen Books")],
+}
+NAMES = {
+    "kestrel": "Kestrel Capital",
+    "lumen": "Lumen Ledger Ltd",
+    "ana": "Ana",
+    "oskar": "Oskar Lind",
+    "ingrid": "Ingrid Solberg",
+    "harrow": "Harrow Freight",
+    "books": "Lumen Books",
+    "tobias": "Tobias",
+}
 
 
 def answer(body: dict[str, Any]) -> dict[str, Any]:
@@ -47,8 +63,9 @@ def test_audit_then_retype_then_only_cached_decisions(tmp_path: Path) -> None:
     assert pairs == {("kestrel", "lumen"), ("ingrid", "lumen"), ("tobias", "lumen")}  # lunch dropped
     assert {a["verdict"] for a in audit} == {"keep", "drop"} and calls == 3  # two audits, one retype batch
     assert "private words" not in sent and "Ingrid put £50k" not in sent  # private and multi-evidence: not asked
-    assert retyped == [{"link": 'Harrow Freight -RELATED_TO-> Lumen Books: "Harrow Freight pays for Lumen Books"',
-                        "type": "CLIENT_OF"}]
+    assert retyped == [
+        {"link": 'Harrow Freight -RELATED_TO-> Lumen Books: "Harrow Freight pays for Lumen Books"', "type": "CLIENT_OF"}
+    ]
     assert rels["RELATED_TO"] == [] and rels["CLIENT_OF"][0]["source"] == "harrow"
     again = copy.deepcopy(RELS)
     offline = Checker(MODEL, ExtractionCache(tmp_path), None)

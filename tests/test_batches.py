@@ -67,8 +67,9 @@ def test_batch_costs_half(standin: ChatStandIn, chunks: list[dict[str, Any]], tm
     assert batch.total_usd == pytest.approx(sync.total_usd / 2)
 
 
-def test_nothing_is_submitted_twice_while_a_batch_runs(standin: ChatStandIn, chunks: list[dict[str, Any]],
-                                                       tmp_path: Path) -> None:
+def test_nothing_is_submitted_twice_while_a_batch_runs(
+    standin: ChatStandIn, chunks: list[dict[str, Any]], tmp_path: Path
+) -> None:
     standin.end_batches = False
     run(standin, tmp_path, chunks)
     again = run(standin, tmp_path, chunks)
@@ -77,8 +78,9 @@ def test_nothing_is_submitted_twice_while_a_batch_runs(standin: ChatStandIn, chu
     assert len(created(standin)) == 1 and plain.extracted == 0 and standin.calls("/v1/messages") == []
 
 
-def test_killed_before_the_batch_id_was_written(standin: ChatStandIn, chunks: list[dict[str, Any]],
-                                                tmp_path: Path) -> None:
+def test_killed_before_the_batch_id_was_written(
+    standin: ChatStandIn, chunks: list[dict[str, Any]], tmp_path: Path
+) -> None:
     """kill -9 right after the API created the batch: the next run finds it by count and time, submits nothing."""
     run(standin, tmp_path, chunks)
     [state] = (tmp_path / "batches").glob("*.json")
@@ -88,20 +90,23 @@ def test_killed_before_the_batch_id_was_written(standin: ChatStandIn, chunks: li
     assert after.batches["stored"] == len(data["jobs"]) and len(created(standin)) == 2  # only the chats' batch
 
 
-def test_killed_before_the_batch_was_created(standin: ChatStandIn, chunks: list[dict[str, Any]],
-                                             tmp_path: Path) -> None:
+def test_killed_before_the_batch_was_created(
+    standin: ChatStandIn, chunks: list[dict[str, Any]], tmp_path: Path
+) -> None:
     queue = BatchQueue(ExtractionCache(tmp_path), AnthropicExtractor(MODEL, "k", standin.base_url))
     queue.folder.mkdir(parents=True)
-    (queue.folder / "1-intent.json").write_text(json.dumps({"id": None, "intent_at": 4e9, "model": MODEL,
-                                                             "jobs": {"a" * 64: {}}}))
-    (queue.folder / "2-half.json").write_text("{\"id\": ")
+    (queue.folder / "1-intent.json").write_text(
+        json.dumps({"id": None, "intent_at": 4e9, "model": MODEL, "jobs": {"a" * 64: {}}})
+    )
+    (queue.folder / "2-half.json").write_text('{"id": ')
     out = run(standin, tmp_path, chunks)
     assert out.status == "submitted" and len(created(standin)) == 1
     assert sorted(p.name for p in queue.folder.glob("*.json")) != ["1-intent.json", "2-half.json"]
 
 
-def test_expired_and_errored_requests_are_submitted_again(standin: ChatStandIn, chunks: list[dict[str, Any]],
-                                                          tmp_path: Path) -> None:
+def test_expired_and_errored_requests_are_submitted_again(
+    standin: ChatStandIn, chunks: list[dict[str, Any]], tmp_path: Path
+) -> None:
     standin.expire_batches = True
     first = run(standin, tmp_path, chunks)
     n = len(created(standin)[0]["requests"])
@@ -118,10 +123,12 @@ def test_expired_and_errored_requests_are_submitted_again(standin: ChatStandIn, 
     assert first.status == "submitted"
 
 
-def test_batch_with_a_local_extractor_is_refused(standin: ChatStandIn, chunks: list[dict[str, Any]],
-                                                 tmp_path: Path) -> None:
+def test_batch_with_a_local_extractor_is_refused(
+    standin: ChatStandIn, chunks: list[dict[str, Any]], tmp_path: Path
+) -> None:
     from extract.backends import OllamaExtractor
     from kb.errors import ConfigError
+
     ext = OllamaExtractor("qwen2.5:7b", standin.base_url)
     with pytest.raises(ConfigError, match="--batch needs the Anthropic extractor"):
         KnowledgeRun(MODEL, ExtractionCache(tmp_path), ext, Policy(batch=True)).run(chunks)

@@ -21,9 +21,11 @@ def para(seed: str, words: int) -> str:
 
 
 def long_note() -> str:
-    return ("---\ndate: 2024-01-02\n---\n# Plan\nIntro line.\n\n## Small\nTiny section.\n\n"
-            "## Big\n" + "\n\n".join(para("big", 300) for _ in range(6)) + "\n\n"
-            "### 2024-05-01 Review\n" + para("rev", 400) + "\n\n## Last\n" + para("end", 500) + "\n")
+    return (
+        "---\ndate: 2024-01-02\n---\n# Plan\nIntro line.\n\n## Small\nTiny section.\n\n"
+        "## Big\n" + "\n\n".join(para("big", 300) for _ in range(6)) + "\n\n"
+        "### 2024-05-01 Review\n" + para("rev", 400) + "\n\n## Last\n" + para("end", 500) + "\n"
+    )
 
 
 def test_short_note_stays_whole(tmp_path: Path) -> None:

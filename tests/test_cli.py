@@ -28,8 +28,12 @@ def test_refresh_json_then_nothing_to_do(kb_env: Path, example_vault: Path, stor
     assert data["skipped"][0]["path"] == "Archive/.Investor letter draft.md.icloud"
     code, out = invoke("refresh", "--vault", str(example_vault))
     assert code == 0 and out.startswith(f"No change in {example_vault.resolve()}")
-    assert "wrote nothing" in out and "Ledgerly (note, 1 from Archive/Retrospective - year one.md; matches an alias" \
-        " of wiki/entities/Lumen Books.md)" in out
+    assert (
+        "wrote nothing" in out
+        and "Ledgerly (note, 1 from Archive/Retrospective - year one.md; matches an alias"
+        " of wiki/entities/Lumen Books.md)"
+        in out
+    )
     code, out = invoke("status", "--json")
     status = json.loads(out)
     assert code == 0 and status["counts"]["notes"] == 26 and status["embedder"].startswith("onnx:")

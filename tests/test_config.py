@@ -58,11 +58,16 @@ def test_every_key_is_typed_with_one_default(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text(
         'cost_threshold_usd = 2.5\nextract_workers = 100\nai_chat_folders = ["Chats"]\n'
         'remote_private_optin = ["Journal"]\nextract_cache_dirs = ["~/rec"]\nmcp_max_tokens = 2000\n'
-        'mcp_timeout_s = 300\nindex_obsidian_excluded = true\nextractor = "ollama:qwen2.5:7b"\n')
+        'mcp_timeout_s = 300\nindex_obsidian_excluded = true\nextractor = "ollama:qwen2.5:7b"\n'
+    )
     cfg = load_config(home=tmp_path, env={})
     policy = policy_for(cfg, yes=False, dry_run=False, confirm=None)
-    assert (policy.threshold_usd, policy.workers, policy.ai_chat_folders, policy.private_optin) == \
-        (2.5, 64, ("Chats",), ("Journal",))
+    assert (policy.threshold_usd, policy.workers, policy.ai_chat_folders, policy.private_optin) == (
+        2.5,
+        64,
+        ("Chats",),
+        ("Journal",),
+    )
     assert cfg.extract_cache_dirs == (Path("~/rec").expanduser(),)
     assert Path("~/rec").expanduser() in cache_for(cfg).read_only
     assert limits_for(cfg.mcp_max_tokens, cfg.mcp_timeout_s) == Limits(2000, HARD_TIMEOUT_S)
@@ -72,18 +77,21 @@ def test_every_key_is_typed_with_one_default(tmp_path: Path) -> None:
     assert extractor_spec(default) == ("anthropic", "claude-haiku-5-5") and default.extractor == DEFAULT_EXTRACTOR
 
 
-@pytest.mark.parametrize("line, message", [
-    ('cost_threshold_usd = "fifty cents"', "cost_threshold_usd = 'fifty cents' is not a number (in "),
-    ("cost_threshold_usd = -1", "cost_threshold_usd = -1 must be 0 or more"),
-    ("extract_workers = 2.5", "extract_workers = 2.5 is not a whole number"),
-    ("extract_workers = 0", "extract_workers = 0 must be at least 1"),
-    ("mcp_timeout_s = 0", "mcp_timeout_s = 0 must be greater than 0"),
-    ('index_obsidian_excluded = "maybe"', "index_obsidian_excluded = 'maybe' is not true or false"),
-    ('ai_chat_folders = "ChatGPT"', None),  # a single folder as text is a one-item list
-    ("ai_chat_folders = [1, 2]", "ai_chat_folders = [1, 2] is not a list of text values"),
-    ("embedder = [1]", "embedder = [1] is not a text value"),
-    ("server_port = 70000", "server_port = 70000 must be a port from 1 to 65535"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('cost_threshold_usd = "fifty cents"', "cost_threshold_usd = 'fifty cents' is not a number (in "),
+        ("cost_threshold_usd = -1", "cost_threshold_usd = -1 must be 0 or more"),
+        ("extract_workers = 2.5", "extract_workers = 2.5 is not a whole number"),
+        ("extract_workers = 0", "extract_workers = 0 must be at least 1"),
+        ("mcp_timeout_s = 0", "mcp_timeout_s = 0 must be greater than 0"),
+        ('index_obsidian_excluded = "maybe"', "index_obsidian_excluded = 'maybe' is not true or false"),
+        ('ai_chat_folders = "ChatGPT"', None),  # a single folder as text is a one-item list
+        ("ai_chat_folders = [1, 2]", "ai_chat_folders = [1, 2] is not a list of text values"),
+        ("embedder = [1]", "embedder = [1] is not a text value"),
+        ("server_port = 70000", "server_port = 70000 must be a port from 1 to 65535"),
+    ],
+)
 def test_a_bad_value_is_one_line_naming_key_and_fix(tmp_path: Path, line: str, message: str | None) -> None:
     (tmp_path / "config.toml").write_text(line + "\n")
     if message is None:
@@ -98,15 +106,21 @@ def test_a_bad_value_is_one_line_naming_key_and_fix(tmp_path: Path, line: str, m
 
 
 def test_a_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"server_port = 'abc' is not a whole number \(from KB_SERVER_PORT\): "
-                                          r"write it like server_port = 7687"):
+    with pytest.raises(
+        ConfigError,
+        match=r"server_port = 'abc' is not a whole number \(from KB_SERVER_PORT\): "
+        r"write it like server_port = 7687",
+    ):
         load_config(home=tmp_path, env={"KB_SERVER_PORT": "abc"})
 
 
 def test_an_unknown_key_suggests_the_nearest(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text("cost_treshold_usd = 1.0\n")
-    with pytest.raises(ConfigError, match=r"config.toml: unknown key 'cost_treshold_usd': did you mean "
-                                          r"'cost_threshold_usd'\?"):
+    with pytest.raises(
+        ConfigError,
+        match=r"config.toml: unknown key 'cost_treshold_usd': did you mean "
+        r"'cost_threshold_usd'\?",
+    ):
         load_config(home=tmp_path, env={})
     (tmp_path / "config.toml").write_text("zzz = 1\n")
     with pytest.raises(ConfigError, match=r"unknown key 'zzz': remove it"):
@@ -119,12 +133,18 @@ def test_a_bad_config_is_one_line_from_the_cli(tmp_path: Path) -> None:
     """Through `kb`: exit 1, one line naming the key and the fix, no traceback."""
     (tmp_path / "config.toml").write_text('cost_threshold_usd = "fifty cents"\n')
     env = {**os.environ, "KB_HOME": str(tmp_path)}
-    proc = subprocess.run([sys.executable, "-c", "from kb.cli import main; main()", "status", "--json"],
-                          env=env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", "from kb.cli import main; main()", "status", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines() == [
         f"Error: cost_threshold_usd = 'fifty cents' is not a number (in {tmp_path / 'config.toml'}): "
-        "write it like cost_threshold_usd = 0.5"]
+        "write it like cost_threshold_usd = 0.5"
+    ]
 
 
 def readme_keys() -> dict[str, str]:

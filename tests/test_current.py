@@ -8,16 +8,42 @@ from search.current import lead_claims, promote
 from search.question import parse
 
 
-def row(value: str, path: str, date: str, *, current: bool = False, sup: bool = False, modality: str = "fact",
-        entry: str = "thing:acme", attribute: str = "customer_count", valid: str | None = None) -> dict[str, Any]:
-    return {"entry": entry, "asked": True, "chunk": f"{path}#1", "sup": [{"value": "x"}] if sup else [],
-            "claim": {"attribute": attribute, "value": value, "note_path": path, "note_date": date,
-                      "valid_from": valid or date, "modality": modality, "is_current": current,
-                      "attr_stems": [attribute.split("_")[0]]}}
+def row(
+    value: str,
+    path: str,
+    date: str,
+    *,
+    current: bool = False,
+    sup: bool = False,
+    modality: str = "fact",
+    entry: str = "thing:acme",
+    attribute: str = "customer_count",
+    valid: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "entry": entry,
+        "asked": True,
+        "chunk": f"{path}#1",
+        "sup": [{"value": "x"}] if sup else [],
+        "claim": {
+            "attribute": attribute,
+            "value": value,
+            "note_path": path,
+            "note_date": date,
+            "valid_from": valid or date,
+            "modality": modality,
+            "is_current": current,
+            "attr_stems": [attribute.split("_")[0]],
+        },
+    }
 
 
-TIMELINE = [row("341", "dash.md", "2026-03-31", current=True), row("318", "q4.md", "2025-12-31", sup=True),
-            row("133", "2023.md", "2023-12-31", sup=True), row("400", "plan.md", "2025-01-01", modality="plan")]
+TIMELINE = [
+    row("341", "dash.md", "2026-03-31", current=True),
+    row("318", "q4.md", "2025-12-31", sup=True),
+    row("133", "2023.md", "2023-12-31", sup=True),
+    row("400", "plan.md", "2025-01-01", modality="plan"),
+]
 
 
 def test_which_questions_ask_for_a_value() -> None:
@@ -34,8 +60,9 @@ def test_which_questions_ask_for_a_value() -> None:
 
 def test_lead_claims_are_the_current_facts_or_the_latest_of_the_year() -> None:
     assert [r["claim"]["value"] for r in lead_claims(TIMELINE, {"thing:acme"}, {"customer"}, None, None)] == ["341"]
-    assert [r["claim"]["value"]
-            for r in lead_claims(TIMELINE, {"thing:acme"}, {"customer"}, "2023-01-01", "2023-12-31")] == ["133"]
+    assert [
+        r["claim"]["value"] for r in lead_claims(TIMELINE, {"thing:acme"}, {"customer"}, "2023-01-01", "2023-12-31")
+    ] == ["133"]
     assert lead_claims(TIMELINE, {"thing:other"}, {"customer"}, None, None) == []  # not the entity asked about
     assert lead_claims(TIMELINE, {"thing:acme"}, {"price"}, None, None) == []  # not the attribute asked about
     undisputed = [row("12", "a.md", "2024-01-01", current=True)]

@@ -8,8 +8,23 @@ import pytest
 
 from kb import cypher
 
-GRAPH_PARAMS = {"question", "words", "pronouns", "chunk_ids", "seeds", "two_hops", "types", "asked", "qvec",
-                "limit", "seed_limit", "per_entity", "others", "fetch", "private"}
+GRAPH_PARAMS = {
+    "question",
+    "words",
+    "pronouns",
+    "chunk_ids",
+    "seeds",
+    "two_hops",
+    "types",
+    "asked",
+    "qvec",
+    "limit",
+    "seed_limit",
+    "per_entity",
+    "others",
+    "fetch",
+    "private",
+}
 
 
 def params(statement: str) -> set[str]:

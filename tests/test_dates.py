@@ -15,27 +15,30 @@ def read(text: str, lang: str | None = "en") -> list[str]:
     return [f"{r.phrase}={r.start}..{r.end}" for r in resolve(text, TODAY, lang)]
 
 
-@pytest.mark.parametrize("text, lang, expected", [
-    ("How many customers did we have last week?", "en", ["last week=2026-11-23..2026-11-29"]),
-    ("What did we charge last quarter?", "en", ["last quarter=2026-07-01..2026-09-30"]),
-    ("What did we charge in Q3 last year?", "en", ["Q3 last year=2025-07-01..2025-09-30"]),
-    ("Board numbers for Q3 of last year", "en", ["Q3 of last year=2025-07-01..2025-09-30"]),
-    ("Q3 letztes Jahr", "de", ["Q3 letztes Jahr=2025-07-01..2025-09-30"]),
-    ("Board numbers for Q3 2024", "en", ["Q3 2024=2024-07-01..2024-09-30"]),
-    ("What was the price two years ago?", "en", ["two years ago=2024-01-01..2024-12-31"]),
-    ("What has changed since March?", "en", ["since March=2026-03-01..2026-12-01"]),
-    ("Who did we hire in May 2023?", "en", ["in May 2023=2023-05-01..2023-05-31"]),
-    ("What was retention in September 2025, after the switch?", "en", ["in September 2025=2025-09-01..2025-09-30"]),
-    ("Wie viele Kunden hatten wir letzte Woche?", "de", ["letzte Woche=2026-11-23..2026-11-29"]),
-    ("Was kostete Quillmate vor zwei Jahren?", "de", ["vor zwei Jahren=2024-01-01..2024-12-31"]),
-    ("Was hat sich seit März geändert?", "de", ["seit März=2026-03-01..2026-12-01"]),
-    ("Combien de clients avions-nous en 2024 ?", "fr", ["en 2024=2024-01-01..2024-12-31"]),
-    ("我们去年有多少客户？", "zh", ["去年=2025-01-01..2025-12-31"]),
-    ("2024年第三季度的收入是多少？", "zh", ["2024年第三季度=2024-07-01..2024-09-30"]),
-    ("How many shops were open in mid-2023?", "en", ["mid-2023=2023-06-01..2023-06-30"]),
-    ("Wie viele Filialen gab es Mitte 2023?", "de", ["Mitte 2023=2023-06-01..2023-06-30"]),
-    ("2024年有多少客户？", "zh", ["2024=2024-01-01..2024-12-31"]),
-])
+@pytest.mark.parametrize(
+    "text, lang, expected",
+    [
+        ("How many customers did we have last week?", "en", ["last week=2026-11-23..2026-11-29"]),
+        ("What did we charge last quarter?", "en", ["last quarter=2026-07-01..2026-09-30"]),
+        ("What did we charge in Q3 last year?", "en", ["Q3 last year=2025-07-01..2025-09-30"]),
+        ("Board numbers for Q3 of last year", "en", ["Q3 of last year=2025-07-01..2025-09-30"]),
+        ("Q3 letztes Jahr", "de", ["Q3 letztes Jahr=2025-07-01..2025-09-30"]),
+        ("Board numbers for Q3 2024", "en", ["Q3 2024=2024-07-01..2024-09-30"]),
+        ("What was the price two years ago?", "en", ["two years ago=2024-01-01..2024-12-31"]),
+        ("What has changed since March?", "en", ["since March=2026-03-01..2026-12-01"]),
+        ("Who did we hire in May 2023?", "en", ["in May 2023=2023-05-01..2023-05-31"]),
+        ("What was retention in September 2025, after the switch?", "en", ["in September 2025=2025-09-01..2025-09-30"]),
+        ("Wie viele Kunden hatten wir letzte Woche?", "de", ["letzte Woche=2026-11-23..2026-11-29"]),
+        ("Was kostete Quillmate vor zwei Jahren?", "de", ["vor zwei Jahren=2024-01-01..2024-12-31"]),
+        ("Was hat sich seit März geändert?", "de", ["seit März=2026-03-01..2026-12-01"]),
+        ("Combien de clients avions-nous en 2024 ?", "fr", ["en 2024=2024-01-01..2024-12-31"]),
+        ("我们去年有多少客户？", "zh", ["去年=2025-01-01..2025-12-31"]),
+        ("2024年第三季度的收入是多少？", "zh", ["2024年第三季度=2024-07-01..2024-09-30"]),
+        ("How many shops were open in mid-2023?", "en", ["mid-2023=2023-06-01..2023-06-30"]),
+        ("Wie viele Filialen gab es Mitte 2023?", "de", ["Mitte 2023=2023-06-01..2023-06-30"]),
+        ("2024年有多少客户？", "zh", ["2024=2024-01-01..2024-12-31"]),
+    ],
+)
 def test_phrases_read_as_ranges(text: str, lang: str, expected: list[str]) -> None:
     assert read(text, lang) == expected
 
@@ -49,8 +52,10 @@ def test_noise_is_not_a_date() -> None:
 
 def test_a_language_not_read_keeps_explicit_years_only() -> None:
     assert read("Quantos clientes em 2024 e no ano passado?", None) == ["2024=2024-01-01..2024-12-31"]
-    assert read("How many customers in 2024 and 2025?") == ["2024=2024-01-01..2024-12-31",
-                                                            "2025=2025-01-01..2025-12-31"]
+    assert read("How many customers in 2024 and 2025?") == [
+        "2024=2024-01-01..2024-12-31",
+        "2025=2025-01-01..2025-12-31",
+    ]
 
 
 def test_today_anchors_relative_dates() -> None:

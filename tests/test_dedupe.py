@@ -17,11 +17,18 @@ def ent(key: str, name: str, etype: str = "Organization", mentions: int = 1, pri
     return {"key": key, "name": name, "type": etype, "aliases": [], "mentions": mentions, "private_only": private}
 
 
-ENTS = [ent("thing:mindreader ai", "MindReader AI", mentions=5), ent("thing:mindreader", "Mindreader", "Product"),
-        ent("thing:quillmate", "Quillmate", mentions=9), ent("thing:quillmate notes", "Quillmate Notes", "Product"),
-        ent("thing:the team", "The Team"), ent("thing:team", "Team"),
-        ent("person:dana okafor", "Dana Okafor", "Person"), ent("person:dana whitfield", "Dana Whitfield", "Person"),
-        ent("thing:harbor dental", "Harbor Dental"), ent("thing:harbour dental", "Harbour Dental", private=True)]
+ENTS = [
+    ent("thing:mindreader ai", "MindReader AI", mentions=5),
+    ent("thing:mindreader", "Mindreader", "Product"),
+    ent("thing:quillmate", "Quillmate", mentions=9),
+    ent("thing:quillmate notes", "Quillmate Notes", "Product"),
+    ent("thing:the team", "The Team"),
+    ent("thing:team", "Team"),
+    ent("person:dana okafor", "Dana Okafor", "Person"),
+    ent("person:dana whitfield", "Dana Whitfield", "Person"),
+    ent("thing:harbor dental", "Harbor Dental"),
+    ent("thing:harbour dental", "Harbour Dental", private=True),
+]
 
 
 def test_candidates_by_containment_and_similarity() -> None:
@@ -57,13 +64,22 @@ def unit(*xs: float) -> list[float]:
     return list(xs)
 
 
-VECS = {"event:2025 churn wave": unit(1, 0.1, 0), "event:winter churn spike": unit(1, 0.12, 0),
-        "event:board offsite": unit(0, 1, 0), "thing:churn wave": unit(1, 0.1, 0),
-        "person:ana lee": unit(0, 0, 1), "person:anna li": unit(0, 0, 1)}
-NEAR = [ent("event:2025 churn wave", "2025 churn wave", "Event"),
-        ent("event:winter churn spike", "Winter churn spike", "Event"),
-        ent("event:board offsite", "Board offsite", "Event"), ent("thing:churn wave", "Churn wave", "Concept"),
-        ent("person:ana lee", "Ana Lee", "Person"), ent("person:anna li", "Anna Li", "Person")]
+VECS = {
+    "event:2025 churn wave": unit(1, 0.1, 0),
+    "event:winter churn spike": unit(1, 0.12, 0),
+    "event:board offsite": unit(0, 1, 0),
+    "thing:churn wave": unit(1, 0.1, 0),
+    "person:ana lee": unit(0, 0, 1),
+    "person:anna li": unit(0, 0, 1),
+}
+NEAR = [
+    ent("event:2025 churn wave", "2025 churn wave", "Event"),
+    ent("event:winter churn spike", "Winter churn spike", "Event"),
+    ent("event:board offsite", "Board offsite", "Event"),
+    ent("thing:churn wave", "Churn wave", "Concept"),
+    ent("person:ana lee", "Ana Lee", "Person"),
+    ent("person:anna li", "Anna Li", "Person"),
+]
 
 
 def test_candidates_by_name_embeddings() -> None:
@@ -80,22 +96,27 @@ def test_name_pairs_are_compared_once_per_name(tmp_path: Path) -> None:
     grown = NEAR + [ent("event:churn wave 2", "Churn wave 2", "Event")]
     again = {(c.a, c.b) for c in remembered_vector_candidates(grown, lambda: moved, "onnx:test", cache)}
     # the old pair is remembered, not compared again; only the new name was compared with every name
-    assert again == {("event:2025 churn wave", "event:winter churn spike"),
-                     ("event:board offsite", "event:churn wave 2")}
+    assert again == {
+        ("event:2025 churn wave", "event:winter churn spike"),
+        ("event:board offsite", "event:churn wave 2"),
+    }
     assert remembered_vector_candidates(NEAR[:1] + NEAR[2:], lambda: VECS, "onnx:test", cache) == []
 
     def no_vectors() -> dict[str, list[float]]:
         raise AssertionError("no name is new: no vector may be asked for")
+
     assert [(c.a, c.b) for c in remembered_vector_candidates(grown, no_vectors, "onnx:test", cache)] == sorted(again)
     assert [(c.a, c.b) for c in remembered_vector_candidates(NEAR, lambda: VECS, "other:embedder", cache)] == [
-        ("event:2025 churn wave", "event:winter churn spike")]
+        ("event:2025 churn wave", "event:winter churn spike")
+    ]
 
 
 def test_an_embedding_pair_is_judged_like_any_other(tmp_path: Path) -> None:
     with ChatStandIn(judge_responder) as standin:
         ext = AnthropicExtractor(MODEL, "test-key", standin.base_url, backoff=0.01)
-        merges, log = judged_merges(NEAR, Judge(MODEL, ExtractionCache(tmp_path), ext), vectors=lambda: VECS,
-                                    identity="onnx:test")
+        merges, log = judged_merges(
+            NEAR, Judge(MODEL, ExtractionCache(tmp_path), ext), vectors=lambda: VECS, identity="onnx:test"
+        )
     assert [(c, r) for c, r, _ in merges] == [("event:winter churn spike", "event:2025 churn wave")]
     assert log[0]["candidate"] == "similar name embeddings (1.00)"
     assert merges[0][2].startswith("similar name embeddings (1.00); judged the same twice")

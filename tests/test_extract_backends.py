@@ -33,13 +33,30 @@ SCHEMA = json_schema(Extraction)
 PASSAGE = "Acme Corp had 120 customers in March 2026. Tobias Reinholt leads Acme Corp."
 MESSAGE = user_message("work/acme.md", "2026-03-14", "Acme > Customers", PASSAGE)
 ANSWER: dict[str, Any] = {
-    "entities": [{"name": "Acme Corp", "type": "Organization", "aliases": []},
-                 {"name": "Tobias Reinholt", "type": "Person", "aliases": []}],
-    "relationships": [{"source": "Tobias Reinholt", "target": "Acme Corp", "type": "WORKS_AT",
-                       "evidence": "Tobias Reinholt leads Acme Corp", "modality": "fact"}],
-    "claims": [{"entity": "Acme Corp", "attribute": "customer_count", "value": "120",
-                "quote": "Acme Corp had 120 customers in March 2026", "modality": "fact",
-                "valid_from": "2026-03", "valid_to": None}],
+    "entities": [
+        {"name": "Acme Corp", "type": "Organization", "aliases": []},
+        {"name": "Tobias Reinholt", "type": "Person", "aliases": []},
+    ],
+    "relationships": [
+        {
+            "source": "Tobias Reinholt",
+            "target": "Acme Corp",
+            "type": "WORKS_AT",
+            "evidence": "Tobias Reinholt leads Acme Corp",
+            "modality": "fact",
+        }
+    ],
+    "claims": [
+        {
+            "entity": "Acme Corp",
+            "attribute": "customer_count",
+            "value": "120",
+            "quote": "Acme Corp had 120 customers in March 2026",
+            "modality": "fact",
+            "valid_from": "2026-03",
+            "valid_to": None,
+        }
+    ],
 }
 MESSAGES = "/v1/messages"
 CHAT = "/api/chat"
@@ -48,9 +65,21 @@ CHAT = "/api/chat"
 @pytest.fixture(autouse=True)
 def _local_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """No proxy, key or base URL from the environment may redirect a client away from the stand-in."""
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
-                "OLLAMA_HOST", "OLLAMA_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
-                "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR"):
+    for var in (
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "OLLAMA_HOST",
+        "OLLAMA_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_PROFILE",
+        "ANTHROPIC_CONFIG_DIR",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
 
@@ -62,8 +91,7 @@ def standin() -> Iterator[ChatStandIn]:
 
 def claude(standin: ChatStandIn, model: str = "claude-haiku-4-5", **kwargs: Any) -> AnthropicExtractor:
     options: dict[str, Any] = {"timeout": 0.5, "backoff": 0.01, **kwargs}
-    return AnthropicExtractor(model=model, api_key="test-key",
-                              base_url=f"http://127.0.0.1:{standin.port}", **options)
+    return AnthropicExtractor(model=model, api_key="test-key", base_url=f"http://127.0.0.1:{standin.port}", **options)
 
 
 def local(standin: ChatStandIn, model: str = "qwen2.5:7b", **kwargs: Any) -> OllamaExtractor:
@@ -151,8 +179,12 @@ def test_anthropic_responder_sees_the_request(standin: ChatStandIn) -> None:
 
     def responder(body: dict[str, Any]) -> dict[str, Any]:
         seen.append(body)
-        return {"entities": [{"name": "Acme Corp", "type": "Organization", "aliases": []}],
-                "relationships": [], "claims": []}
+        return {
+            "entities": [{"name": "Acme Corp", "type": "Organization", "aliases": []}],
+            "relationships": [],
+            "claims": [],
+        }
+
     standin.responder = responder
     result, _ = claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
     assert result["entities"][0]["name"] == "Acme Corp"
@@ -174,6 +206,7 @@ def test_anthropic_retries_two_transient_failures(standin: ChatStandIn, fault: s
 def test_rate_limit_answer_says_retry_after(standin: ChatStandIn) -> None:
     """The stand-in's 429 looks like Anthropic's; the SDK's own retries are off (max_retries=0)."""
     import anthropic
+
     standin.rate_limit_next = 1
     client = anthropic.Anthropic(api_key="k", base_url=standin.base_url, max_retries=0)
     with pytest.raises(anthropic.RateLimitError) as info:
@@ -203,8 +236,13 @@ def test_anthropic_persistent_failure_is_a_chunk_error(standin: ChatStandIn, fau
 
 
 def test_anthropic_unreachable_is_a_chunk_error_after_retries() -> None:
-    ext = AnthropicExtractor(model="claude-haiku-4-5", api_key="test-key",
-                             base_url=f"http://127.0.0.1:{closed_port()}", timeout=0.5, backoff=0.001)
+    ext = AnthropicExtractor(
+        model="claude-haiku-4-5",
+        api_key="test-key",
+        base_url=f"http://127.0.0.1:{closed_port()}",
+        timeout=0.5,
+        backoff=0.001,
+    )
     with pytest.raises(ExtractError) as info:
         ext.complete(SYSTEM, MESSAGE, SCHEMA)
     assert not isinstance(info.value, FatalExtractError)
@@ -236,7 +274,7 @@ def test_anthropic_credit_balance_is_fatal_and_not_retried(standin: ChatStandIn)
 def test_a_model_kb_does_not_know_or_a_retired_one_is_refused_before_any_call() -> None:
     with pytest.raises(ConfigError, match="not in kb's capability table"):
         AnthropicExtractor(model="gpt-4o", api_key="test-key")
-    with pytest.raises(ConfigError, match="retired: set extractor = \"anthropic:claude-haiku-5-5\""):
+    with pytest.raises(ConfigError, match='retired: set extractor = "anthropic:claude-haiku-5-5"'):
         AnthropicExtractor(model="claude-3-5-haiku-latest", api_key="test-key")
 
 
@@ -284,7 +322,7 @@ def test_anthropic_invalid_json_is_invalid_output(standin: ChatStandIn) -> None:
     assert len(standin.calls(MESSAGES)) == 1
 
 
-@pytest.mark.parametrize("raw", ["[1, 2]", "\"entities\"", "", "Here is the JSON: {}"])
+@pytest.mark.parametrize("raw", ["[1, 2]", '"entities"', "", "Here is the JSON: {}"])
 def test_anthropic_non_object_answer_is_invalid_output(standin: ChatStandIn, raw: str) -> None:
     standin.responder = lambda body: raw
     with pytest.raises(InvalidOutput):
@@ -299,8 +337,11 @@ def test_a_truncated_answer_is_recorded_and_not_retried(standin: ChatStandIn) ->
 
 
 def test_an_answer_longer_than_max_tokens_stops_there(standin: ChatStandIn) -> None:
-    standin.responder = lambda body: {"entities": [{"name": "x" * 40_000, "type": "Concept", "aliases": []}],
-                                      "relationships": [], "claims": []}
+    standin.responder = lambda body: {
+        "entities": [{"name": "x" * 40_000, "type": "Concept", "aliases": []}],
+        "relationships": [],
+        "claims": [],
+    }
     with pytest.raises(Truncated):
         claude(standin).complete(SYSTEM, MESSAGE, SCHEMA)
 
@@ -428,6 +469,7 @@ def test_the_models_api_refreshes_the_capability_table(standin: ChatStandIn) -> 
     assert [r.path for r in standin.calls()] == ["/v1/models/claude-haiku-5-5"]
     ext.complete(SYSTEM, MESSAGE, SCHEMA)
     assert standin.calls(MESSAGES)[0].body["output_config"]["effort"] == "low"
-    down = AnthropicExtractor("claude-haiku-4-5", "k", f"http://127.0.0.1:{closed_port()}", timeout=0.5,
-                              ask_models_api=True)
+    down = AnthropicExtractor(
+        "claude-haiku-4-5", "k", f"http://127.0.0.1:{closed_port()}", timeout=0.5, ask_models_api=True
+    )
     assert down.entry.effort == () and down.entry.max_output == 64_000  # unreachable: the table as it is

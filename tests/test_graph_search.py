@@ -37,12 +37,15 @@ def test_graph_lines_answer_a_chain_with_citations(built: Store) -> None:
     opted = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, CHAIN, filters=Filters(include_private=True))
     lines = texts(opted)
     assert "INTRODUCED" in opted["graph"]["implied_relationships"]
-    assert any("Ingrid Solberg -introduced-> Tobias Reinholt" in t and "[Journal/2023-02-14.md, 2023-02-14]" in t
-               for t in lines)
+    assert any(
+        "Ingrid Solberg -introduced-> Tobias Reinholt" in t and "[Journal/2023-02-14.md, 2023-02-14]" in t
+        for t in lines
+    )
     assert any("invested in" in t and "Kestrel" in t for t in lines)
     assert all(t.count("[") >= 1 for t in lines)  # every line cites a note and date
-    assert [r["path"] for r in opted["results"]] == [r["path"] for r in run_search(
-        built, EMB, CHAIN, "hybrid", filters=Filters(include_private=True))["results"]]  # ranking untouched
+    assert [r["path"] for r in opted["results"]] == [
+        r["path"] for r in run_search(built, EMB, CHAIN, "hybrid", filters=Filters(include_private=True))["results"]
+    ]  # ranking untouched
 
 
 def test_private_evidence_stays_out_by_default(built: Store) -> None:
@@ -52,8 +55,9 @@ def test_private_evidence_stays_out_by_default(built: Store) -> None:
 
 
 def test_current_value_first_and_superseded_marked(built: Store) -> None:
-    result = graph_search(SearchIndex(built), KnowledgeStore(built), EMB,
-                          "How has Lumen Ledger's customer count changed over time?")
+    result = graph_search(
+        SearchIndex(built), KnowledgeStore(built), EMB, "How has Lumen Ledger's customer count changed over time?"
+    )
     claims = [t for t in texts(result) if "customer_count" in t]
     assert claims and "CURRENT" in claims[0] and "341" in claims[0]
     assert any("superseded by" in t for t in claims)
@@ -61,12 +65,15 @@ def test_current_value_first_and_superseded_marked(built: Store) -> None:
 
 
 def test_deterministic_and_trim_measured(built: Store) -> None:
-    runs = [graph_search(SearchIndex(built), KnowledgeStore(built), EMB, "What did the Lisbon office plan lead to?")
-            for _ in range(2)]
+    runs = [
+        graph_search(SearchIndex(built), KnowledgeStore(built), EMB, "What did the Lisbon office plan lead to?")
+        for _ in range(2)
+    ]
     strip = [{k: v for k, v in r.items() if k != "timing"} for r in runs]
     assert json.dumps(strip[0], sort_keys=True) == json.dumps(strip[1], sort_keys=True)
-    untrimmed = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, "What did the Lisbon office plan lead to?",
-                             PRESETS["no-trim"])
+    untrimmed = graph_search(
+        SearchIndex(built), KnowledgeStore(built), EMB, "What did the Lisbon office plan lead to?", PRESETS["no-trim"]
+    )
     assert runs[0]["graph"]["dropped_by_trim"] > 0 and untrimmed["graph"]["dropped_by_trim"] == 0
     assert runs[0]["graph"]["tokens"] <= 0.4 * 8000
 
@@ -75,8 +82,10 @@ def test_router_rules() -> None:
     assert route("How has our MRR changed since 2023?")[0] == "graph"
     assert route("Who introduced us to Kestrel?")[0] == "graph"
     assert route("Was the Lisbon office planned or did it actually open?")[0] == "graph"
-    assert route("What does AutoMatch do?") == ("hybrid", "a single fact, roll-up, theme or paraphrase: hybrid "
-                                                          "search answers it")
+    assert route("What does AutoMatch do?") == (
+        "hybrid",
+        "a single fact, roll-up, theme or paraphrase: hybrid search answers it",
+    )
     assert implied_types("which clients use AutoMatch?") == ["CLIENT_OF", "USES"]
 
 
@@ -118,8 +127,13 @@ def test_notes_with_the_current_value_go_first(built: Store) -> None:
 
 
 def test_a_named_year_asks_for_the_value_then(built: Store) -> None:
-    result = graph_search(SearchIndex(built), KnowledgeStore(built), EMB,
-                          "How many customers did Lumen Ledger have in 2023?", filters=Filters(include_private=True))
+    result = graph_search(
+        SearchIndex(built),
+        KnowledgeStore(built),
+        EMB,
+        "How many customers did Lumen Ledger have in 2023?",
+        filters=Filters(include_private=True),
+    )
     promoted = [r for r in result["results"] if r.get("promoted")]
     assert promoted and all(r["promoted"] == "states the value as of 2023-12-31" for r in promoted)
     assert result["results"][0] is promoted[0]
@@ -129,8 +143,7 @@ def test_a_named_year_asks_for_the_value_then(built: Store) -> None:
 def test_as_of_and_current_through_the_cli(built: Store) -> None:
     ask = ["search", "How many customers does Lumen Ledger have?", "--include-private", "--json"]
     then = json.loads(CliRunner().invoke(cli, ask + ["--mode", "auto", "--as-of", "2023-12-31"]).output)
-    assert then["router"] == {"mode": "graph", "reason": "claims as of a date",
-                              "rules": ["intent value (en rule)"]}
+    assert then["router"] == {"mode": "graph", "reason": "claims as of a date", "rules": ["intent value (en rule)"]}
     assert then["question"]["as_of"] == "2023-12-31"
     assert all(c["date"] is None or c["date"] <= "2023-12-31" for r in then["results"] for c in r["chunks"])
     lines = texts(then)
@@ -139,8 +152,10 @@ def test_as_of_and_current_through_the_cli(built: Store) -> None:
     now = json.loads(CliRunner().invoke(cli, ask + ["--mode", "graph", "--current"]).output)
     assert now["question"]["current_only"] and texts(now)
     assert not any(" (was" in t or "superseded by" in t for t in texts(now)), texts(now)
-    shown = CliRunner().invoke(cli, ["search", "How many customers did Lumen Ledger have last year?",
-                                     "--mode", "graph", "--as-of", "2024-06-30"])
+    shown = CliRunner().invoke(
+        cli,
+        ["search", "How many customers did Lumen Ledger have last year?", "--mode", "graph", "--as-of", "2024-06-30"],
+    )
     assert "read 'last year' as 2023-01-01..2023-12-31" in shown.output, shown.output
     bad = CliRunner().invoke(cli, ask + ["--as-of", "2023-31-12"])
     assert bad.exit_code != 0 and "--as-of '2023-31-12' is not a date: use YYYY-MM-DD" in bad.output

@@ -56,16 +56,17 @@ def vault(kb_env: Path, example_vault: Path, standin: ChatStandIn, monkeypatch: 
 
 def refresh(*flags: str) -> tuple[int, dict[str, Any]]:
     code, out = invoke("refresh", "--no-embed", "--json", *flags)
-    return code, json.loads(out[:out.rindex("}") + 1])
+    return code, json.loads(out[: out.rindex("}") + 1])
 
 
-def test_a_refresh_whose_calls_are_all_refused_exits_non_zero(vault: Path, standin: ChatStandIn,
-                                                              store: object) -> None:
+def test_a_refresh_whose_calls_are_all_refused_exits_non_zero(vault: Path, standin: ChatStandIn, store: object) -> None:
     standin.anthropic_models = lambda m: False
     code, out = invoke("refresh", "--no-embed")
     assert code == 1 and "Knowledge layer (claude-haiku-5-5): failed" in out
-    assert "Error: the knowledge layer failed: Anthropic answered 404 for model 'claude-haiku-5-5' (model: " \
-           "claude-haiku-5-5)" in out
+    assert (
+        "Error: the knowledge layer failed: Anthropic answered 404 for model 'claude-haiku-5-5' (model: "
+        "claude-haiku-5-5)" in out
+    )
     assert len(standin.calls("/v1/messages")) <= 4  # stopped at once (one per worker at most), not 34 times
     code, data = refresh()
     assert code == 1 and data["knowledge"]["status"] == "failed" and data["knowledge"]["extracted"] == 0
@@ -84,12 +85,17 @@ def test_a_refused_audit_fails_the_run_too(vault: Path, standin: ChatStandIn, st
 
 
 def kb_proc(*args: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", "from kb.cli import main; main()", *args],
-                            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-c", "from kb.cli import main; main()", *args],
+        env=dict(os.environ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
-def test_batch_end_to_end_with_a_kill_between_submit_and_collect(vault: Path, kb_env: Path, standin: ChatStandIn,
-                                                                 store: object) -> None:
+def test_batch_end_to_end_with_a_kill_between_submit_and_collect(
+    vault: Path, kb_env: Path, standin: ChatStandIn, store: object
+) -> None:
     standin.hang_next, standin.hang_seconds = 1, 3.0  # the batch create answers late: kill kb while it waits
     proc = kb_proc("refresh", "--no-embed", "--batch", "--json")
     states = kb_env / "cache" / "extract" / "batches"

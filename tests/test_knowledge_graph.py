@@ -39,17 +39,23 @@ def one(store: Store, query: str) -> Any:
 def test_refresh_writes_the_layer_from_the_cache_alone(built: dict[str, Any], store: Store) -> None:
     assert built["status"] == "built" and built["extracted"] == 0 and built["cached"] == 34
     assert built["counts"]["entities"] > 50 and built["counts"]["claims"] > 200
-    assert {t["path"] for t in built["triage"]} == {"ChatGPT/2023-08-22 CSV import and matching rules.md",
-                                                    "ChatGPT/2025-01-20 Pricing options.md"}
+    assert {t["path"] for t in built["triage"]} == {
+        "ChatGPT/2023-08-22 CSV import and matching rules.md",
+        "ChatGPT/2025-01-20 Pricing options.md",
+    }
     # every claim's quote is in the chunk that supports it; every relationship carries its evidence
     assert one(store, "MATCH (c:Chunk)-[:SUPPORTS]->(cl:Claim) WHERE NOT c.text CONTAINS cl.quote RETURN count(*)") == 0
-    rel = store.read("MATCH (:Entity {name: 'Ingrid Solberg'})-[r:INTRODUCED]->(t:Entity {name: 'Tobias Reinholt'}) "
-                     "RETURN t.name AS t, properties(r) AS p")
+    rel = store.read(
+        "MATCH (:Entity {name: 'Ingrid Solberg'})-[r:INTRODUCED]->(t:Entity {name: 'Tobias Reinholt'}) "
+        "RETURN t.name AS t, properties(r) AS p"
+    )
     assert len(rel) == 1  # one relationship per pair and type, whatever order the others come in
     p = rel[0]["p"]
     assert p["count"] >= 1 and p["evidence"] and p["chunk_ids"] and p["first_seen"] and p["modalities"] == ["fact"]
-    assert one(store, "MATCH (:Entity)-[r]->(:Entity) WHERE r.evidence IS NULL OR size(r.evidence) > 5 "
-                      "RETURN count(r)") == 0
+    assert (
+        one(store, "MATCH (:Entity)-[r]->(:Entity) WHERE r.evidence IS NULL OR size(r.evidence) > 5 RETURN count(r)")
+        == 0
+    )
 
 
 def test_identity_company_product_namesakes_and_alias(built: dict[str, Any], store: Store) -> None:
@@ -62,14 +68,20 @@ def test_identity_company_product_namesakes_and_alias(built: dict[str, Any], sto
 
 
 def test_timeline_superseded_conflict_and_plan(built: dict[str, Any], store: Store) -> None:
-    conflict = store.read("MATCH (a:Claim {attribute: 'customer_count'})-[:CONFLICTS_WITH]-(b:Claim) "
-                          "WHERE a.note_date = '2024-06-30' RETURN a.value AS a, b.value AS b ORDER BY a")
+    conflict = store.read(
+        "MATCH (a:Claim {attribute: 'customer_count'})-[:CONFLICTS_WITH]-(b:Claim) "
+        "WHERE a.note_date = '2024-06-30' RETURN a.value AS a, b.value AS b ORDER BY a"
+    )
     assert {(r["a"], r["b"]) for r in conflict} == {("212", "218"), ("218", "212")}
-    current = store.read("MATCH (cl:Claim {attribute: 'customer_count', is_current: true})-[:ABOUT]->"
-                         "(:Entity {name: 'Lumen Ledger Ltd'}) RETURN cl.value AS v")
+    current = store.read(
+        "MATCH (cl:Claim {attribute: 'customer_count', is_current: true})-[:ABOUT]->"
+        "(:Entity {name: 'Lumen Ledger Ltd'}) RETURN cl.value AS v"
+    )
     assert [r["v"] for r in current] == ["341 (current)"]
-    old = store.read("MATCH (cl:Claim {attribute: 'customer_count', value: '289'})-[:SUPERSEDED_BY]->(n:Claim) "
-                     "RETURN DISTINCT n.value AS v")
+    old = store.read(
+        "MATCH (cl:Claim {attribute: 'customer_count', value: '289'})-[:SUPERSEDED_BY]->(n:Claim) "
+        "RETURN DISTINCT n.value AS v"
+    )
     assert [r["v"] for r in old] == ["318"]
     assert one(store, "MATCH (p:Claim {modality: 'plan'})-[:SUPERSEDED_BY|CONFLICTS_WITH]-() RETURN count(*)") == 0
     assert one(store, "MATCH (p:Claim {modality: 'plan'})-[:FOLLOWED_BY]->(f:Claim) RETURN count(*)") > 0
@@ -82,10 +94,10 @@ def test_hubs_and_canonical_notes(built: dict[str, Any], store: Store) -> None:
     assert {"e": "AutoMatch", "p": "wiki/entities/AutoMatch.md"} in described
 
 
-def test_an_override_wins(built: dict[str, Any], store: Store, tmp_path: Path,
-                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_override_wins(built: dict[str, Any], store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "overrides.yaml").write_text(
-        "private_folders: [Journal]\nmerges_vetoed:\n  - [Ledgerly, Lumen Books]\n")
+        "private_folders: [Journal]\nmerges_vetoed:\n  - [Ledgerly, Lumen Books]\n"
+    )
     monkeypatch.setenv("KB_OVERRIDES", str(tmp_path / "overrides.yaml"))
     invoke("rebuild-entities")
     assert one(store, "MATCH (e:Entity {name: 'Ledgerly'}) RETURN count(e)") == 1
@@ -105,11 +117,25 @@ def test_rebuild_is_identical_under_two_hash_seeds(built: dict[str, Any], store:
     dumps = []
     for seed in ("1", "2"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        proc = subprocess.run([sys.executable, "-c", "from kb.cli import main; main()", "rebuild-entities", "--json"],
-                              env=env, capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", "from kb.cli import main; main()", "rebuild-entities", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 0, proc.stderr
-        dumps.append([line for line in dump(store) if '"Entity"' in line or '"Claim"' in line or "SUPPORTS" in line
-                      or "SUPERSEDED_BY" in line or "CONFLICTS_WITH" in line or "MENTIONS" in line])
+        dumps.append(
+            [
+                line
+                for line in dump(store)
+                if '"Entity"' in line
+                or '"Claim"' in line
+                or "SUPPORTS" in line
+                or "SUPERSEDED_BY" in line
+                or "CONFLICTS_WITH" in line
+                or "MENTIONS" in line
+            ]
+        )
     assert dumps[0] == dumps[1] and len(dumps[0]) > 500
 
 

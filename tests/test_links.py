@@ -3,8 +3,14 @@
 from kb.links import LinkIndex, alias_table
 from kb.markdown import RawLink
 
-NOTES = ["Company/Meetings/Kickoff.md", "Clients/Acme/Kickoff.md", "Kickoff.md", "People/Ann Lee.md",
-         "Company/Plan.md", "Company/Sub/Plan.md"]
+NOTES = [
+    "Company/Meetings/Kickoff.md",
+    "Clients/Acme/Kickoff.md",
+    "Kickoff.md",
+    "People/Ann Lee.md",
+    "Company/Plan.md",
+    "Company/Sub/Plan.md",
+]
 INDEX = LinkIndex(NOTES, ["attachments/diagram.png", "docs/report.pdf"])
 
 
@@ -61,6 +67,8 @@ def test_table_escaped_pipes() -> None:
     from kb.markdown import parse_structure
 
     links = parse_structure("| a | b |\n|---|---|\n| [[Kickoff\\|the kickoff]] | ![[diagram.png\\|100]] |").links
-    assert [(lk.target, lk.display, lk.embed) for lk in links] == [("Kickoff", "the kickoff", False),
-                                                                ("diagram.png", "100", True)]
+    assert [(lk.target, lk.display, lk.embed) for lk in links] == [
+        ("Kickoff", "the kickoff", False),
+        ("diagram.png", "100", True),
+    ]
     assert [INDEX.resolve(lk, "x.md").kind for lk in links] == ["note", "attachment"]

@@ -8,13 +8,20 @@ def links(body: str) -> list[RawLink]:
 
 
 def test_every_wikilink_form() -> None:
-    got = links("[[Note]] [[Note|text]] [[Note#Heading]] [[Note#Heading|t]] [[Note#^blk]] "
-                "[[folder/Note]] ![[Note]] ![[pic.png]]")
+    got = links(
+        "[[Note]] [[Note|text]] [[Note#Heading]] [[Note#Heading|t]] [[Note#^blk]] "
+        "[[folder/Note]] ![[Note]] ![[pic.png]]"
+    )
     assert [(lk.target, lk.display, lk.heading, lk.block, lk.embed) for lk in got] == [
-        ("Note", None, None, None, False), ("Note", "text", None, None, False),
-        ("Note", None, "Heading", None, False), ("Note", "t", "Heading", None, False),
-        ("Note", None, None, "blk", False), ("folder/Note", None, None, None, False),
-        ("Note", None, None, None, True), ("pic.png", None, None, None, True)]
+        ("Note", None, None, None, False),
+        ("Note", "text", None, None, False),
+        ("Note", None, "Heading", None, False),
+        ("Note", "t", "Heading", None, False),
+        ("Note", None, None, "blk", False),
+        ("folder/Note", None, None, None, False),
+        ("Note", None, None, None, True),
+        ("pic.png", None, None, None, True),
+    ]
     assert {lk.kind for lk in got} == {"wiki"}
 
 
@@ -38,4 +45,9 @@ def test_tags_need_a_letter_and_a_space_before() -> None:
 
 def test_nested_tags_count_under_their_parents() -> None:
     assert expand_tags(["client/active", "#Metric/Customers", "x"]) == (
-        "client", "client/active", "metric", "metric/customers", "x")
+        "client",
+        "client/active",
+        "metric",
+        "metric/customers",
+        "x",
+    )

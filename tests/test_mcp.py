@@ -35,12 +35,12 @@ main()
 """
 NOTES = {
     "People/Ann Lee.md": "---\ndate: 2024-03-05\ntags: [person]\n---\n# Ann Lee\n\nAnn Lee runs finance at "
-                         "Harbor Logistics and owns the fuel-card reconciliation.\n",
+    "Harbor Logistics and owns the fuel-card reconciliation.\n",
     "Projects/Fuel cards.md": "---\ndate: 2024-05-10\ntags: [project]\n---\n# Fuel cards\n\n## Background\n\n"
-                              + " ".join(f"In week {i} [[Ann Lee]] compared statements with the ledger by hand."
-                                         for i in range(1, 121))
-                              + "\n\n## Decision\n\n" + "We chose automatic matching of fuel-card transactions "
-                              "by licence plate number, not by driver name, because drivers share cards. " * 6,
+    + " ".join(f"In week {i} [[Ann Lee]] compared statements with the ledger by hand." for i in range(1, 121))
+    + "\n\n## Decision\n\n"
+    + "We chose automatic matching of fuel-card transactions "
+    "by licence plate number, not by driver name, because drivers share cards. " * 6,
     "Journal/2025-01-15.md": "# 2025-01-15\n\nCall with Ann about pricing: three tiers, annual billing only.\n",
     "Archive/Old pricing.md": "---\ndate: 2023-02-01\n---\n# Old pricing\n\nA single flat price per seat.\n",
 }
@@ -67,29 +67,45 @@ HOSTILE: list[Case] = [
     Case("LOAD CSV file://", "LOAD CSV FROM 'file:///etc/passwd' AS line RETURN line", "refused"),
     Case("LOAD CSV http://", "LOAD CSV WITH HEADERS FROM 'http://127.0.0.1:9/x.csv' AS row RETURN row", "refused"),
     Case("CALL IN TRANSACTIONS", "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10 ROWS", "refused"),
-    Case("IN CONCURRENT TRANSACTIONS",
-         "UNWIND range(1, 10) AS i CALL (i) { CREATE (:Evil {i: i}) } IN 2 CONCURRENT TRANSACTIONS", "refused"),
+    Case(
+        "IN CONCURRENT TRANSACTIONS",
+        "UNWIND range(1, 10) AS i CALL (i) { CREATE (:Evil {i: i}) } IN 2 CONCURRENT TRANSACTIONS",
+        "refused",
+    ),
     Case("dbms.components", "CALL dbms.components()", "refused"),
     Case("dbms create user", "CALL dbms.security.createUser('evil', 'evil-password', false)", "refused"),
     Case("dbms.listConfig", "CALL dbms.listConfig() YIELD name, value RETURN name, value", "refused"),
     Case("db.createLabel", "CALL db.createLabel('Evil')", "refused"),
-    Case("db.create.setNodeVectorProperty",
-         "MATCH (c:Chunk) CALL db.create.setNodeVectorProperty(c, 'embedding', [1.0, 2.0])", "refused"),
+    Case(
+        "db.create.setNodeVectorProperty",
+        "MATCH (c:Chunk) CALL db.create.setNodeVectorProperty(c, 'embedding', [1.0, 2.0])",
+        "refused",
+    ),
     Case("fulltext createNodeIndex", "CALL db.index.fulltext.createNodeIndex('evil', ['Note'], ['title'])", "refused"),
     Case("apoc.create.node", "CALL apoc.create.node(['Evil'], {x: 1}) YIELD node RETURN node", "refused"),
     Case("apoc.load.json /etc/passwd", "CALL apoc.load.json('file:///etc/passwd') YIELD value RETURN value", "refused"),
-    Case("apoc.cypher.run write", "CALL apoc.cypher.run('CREATE (n:Evil) RETURN n', {}) YIELD value RETURN value",
-         "refused"),
-    Case("apoc.cypher.doIt write", "CALL apoc.cypher.doIt('MATCH (n) DETACH DELETE n', {}) YIELD value RETURN value",
-         "refused"),
-    Case("apoc.periodic.iterate", "CALL apoc.periodic.iterate('MATCH (n) RETURN n', 'DETACH DELETE n', "
-         "{batchSize: 100})", "refused"),
+    Case(
+        "apoc.cypher.run write",
+        "CALL apoc.cypher.run('CREATE (n:Evil) RETURN n', {}) YIELD value RETURN value",
+        "refused",
+    ),
+    Case(
+        "apoc.cypher.doIt write",
+        "CALL apoc.cypher.doIt('MATCH (n) DETACH DELETE n', {}) YIELD value RETURN value",
+        "refused",
+    ),
+    Case(
+        "apoc.periodic.iterate",
+        "CALL apoc.periodic.iterate('MATCH (n) RETURN n', 'DETACH DELETE n', {batchSize: 100})",
+        "refused",
+    ),
     Case("apoc.export to file", "CALL apoc.export.csv.all('/tmp/kb-mcp-evil.csv', {})", "refused"),
     Case("gds write", "CALL gds.pageRank.write('g', {writeProperty: 'evil'})", "refused"),
     Case("write after WITH", "MATCH (n:Note) WITH n LIMIT 1 CREATE (n)-[:EVIL]->(:Evil)", "refused"),
     Case("write in UNION", "MATCH (n:Note) RETURN n.path AS p UNION CREATE (e:Evil) RETURN e.x AS p", "refused"),
-    Case("write in CALL subquery", "MATCH (n:Note) CALL (n) { CREATE (n)-[:EVIL]->(:Evil) } RETURN count(*)",
-         "refused"),
+    Case(
+        "write in CALL subquery", "MATCH (n:Note) CALL (n) { CREATE (n)-[:EVIL]->(:Evil) } RETURN count(*)", "refused"
+    ),
     Case("mixed case", "cReAtE (n:Evil)", "refused"),
     Case("behind block comments", "/* harmless */ MATCH (n) /* RETURN n */ DETACH DELETE n", "refused"),
     Case("behind line comment", "// just reading\nCREATE (n:Evil)", "refused"),
@@ -107,12 +123,19 @@ HOSTILE: list[Case] = [
     Case("USE system", "USE system SHOW USERS", "refused"),
     Case("TERMINATE TRANSACTIONS", "TERMINATE TRANSACTIONS 'neo4j-transaction-1'", "refused"),
     Case("FOREACH write", "FOREACH (i IN range(1, 3) | CREATE (:Evil {i: i}))", "refused"),
-    Case("comprehension feeds a write",
-         "WITH [x IN range(1, 3) | x * 2] AS xs FOREACH (x IN xs | MERGE (:Evil {x: x}))", "refused"),
+    Case(
+        "comprehension feeds a write",
+        "WITH [x IN range(1, 3) | x * 2] AS xs FOREACH (x IN xs | MERGE (:Evil {x: x}))",
+        "refused",
+    ),
     Case("write in a pattern", "MATCH (a:Note), (b:Note) MERGE (a)-[:EVIL]->(b)", "refused"),
     Case("runaway UNWIND", "UNWIND range(1, 100000000000) AS x RETURN count(x)", "bounded"),
-    Case("cartesian product", "MATCH (a), (b), (c), (d), (e), (f), (g) WHERE a <> b AND b <> c AND c <> d "
-         "AND d <> e AND e <> f AND f <> g RETURN count(*)", "bounded"),
+    Case(
+        "cartesian product",
+        "MATCH (a), (b), (c), (d), (e), (f), (g) WHERE a <> b AND b <> c AND c <> d "
+        "AND d <> e AND e <> f AND f <> g RETURN count(*)",
+        "bounded",
+    ),
     Case("huge result", "UNWIND range(1, 1000000) AS x RETURN x, 'some padding text' AS pad", "bounded"),
     Case("embedding dump", "MATCH (c:Passage) RETURN c.embedding AS e, c", "bounded"),
 ]
@@ -142,18 +165,21 @@ def server_params(home: Path, vault: Path, **extra: Any) -> StdioServerParameter
     launcher = home / "launch_kb.py"
     launcher.write_text(LAUNCHER, encoding="utf-8")
     env = {k: os.environ[k] for k in ("KB_HOME", "NEO4J_URI", "NEO4J_USER", "NEO4J_PASSWORD", "KB_EMBEDDER")}
-    return StdioServerParameters(command=sys.executable, args=[str(launcher), "mcp"],
-                                 env={**env, "KB_VAULT": str(vault)}, cwd=str(REPO))
+    return StdioServerParameters(
+        command=sys.executable, args=[str(launcher), "mcp"], env={**env, "KB_VAULT": str(vault)}, cwd=str(REPO)
+    )
 
 
 def with_client(params: StdioServerParameters, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
     """Run `body` against a live server session and return what it returns."""
+
     async def main() -> Any:
         with open(Path(os.environ["KB_HOME"]) / "server-stderr.log", "w") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
                     return await body(session)
+
     return anyio.run(main)
 
 
@@ -187,6 +213,7 @@ def before_notes(store: Store) -> int:
 def test_tools_are_listed_read_only_with_schemas(kb_env: Path, vault: Path) -> None:
     async def body(session: ClientSession) -> Any:
         return (await session.list_tools()).tools
+
     tools = {t.name: t for t in with_client(server_params(kb_env, vault), body)}
     assert set(tools) == TOOLS
     for tool in tools.values():
@@ -209,18 +236,29 @@ def test_each_tool_answers(kb_env: Path, vault: Path, store: Store) -> None:
             "search": await call(session, "search", question="matching by licence plate number", k=3),
             "filtered": await call(session, "search", question="pricing", since="2025-01-01", until="2025-12-31"),
             "bad_date": await call(session, "search", question="pricing", since="2025-02-30"),
-            "as_of": await call(session, "search", question="What did fuel cards cost?", as_of="2024-03-31",
-                                current=True),
+            "as_of": await call(
+                session, "search", question="What did fuel cards cost?", as_of="2024-03-31", current=True
+            ),
             "bad_as_of": await call(session, "search", question="pricing", as_of="2024-13-01"),
-            "cypher": await call(session, "cypher", query="MATCH (n:Note) WHERE n.date >= $d RETURN count(n) AS n",
-                                 params={"d": "2024-01-01"}),
+            "cypher": await call(
+                session,
+                "cypher",
+                query="MATCH (n:Note) WHERE n.date >= $d RETURN count(n) AS n",
+                params={"d": "2024-01-01"},
+            ),
             "syntax": await call(session, "cypher", query="MATCH (n:Note RETURN n"),
-            "graph": await call(session, "cypher", query="MATCH p = (:Passage)-[:IN_CHUNK]->(c:Chunk)-[r:IN_NOTE]->(n:Note {path: $p}) "
-                                "RETURN p, r, n, date(n.date) AS d", params={"p": "People/Ann Lee.md"}),
+            "graph": await call(
+                session,
+                "cypher",
+                query="MATCH p = (:Passage)-[:IN_CHUNK]->(c:Chunk)-[r:IN_NOTE]->(n:Note {path: $p}) "
+                "RETURN p, r, n, date(n.date) AS d",
+                params={"p": "People/Ann Lee.md"},
+            ),
             "get_note": await call(session, "get_note", path="Projects/Fuel cards.md"),
             "private_note": await call(session, "get_note", path="Journal/2025-01-15.md"),
             "schema": await call(session, "schema"),
         }
+
     out = with_client(server_params(kb_env, vault), body)
     assert not any(out[k][0] for k in ("search", "filtered", "cypher", "graph", "get_note", "schema")), out
     top = json.loads(out["search"][1])["results"][0]
@@ -236,8 +274,9 @@ def test_each_tool_answers(kb_env: Path, vault: Path, store: Store) -> None:
     as_of = json.loads(out["as_of"][1])
     assert not out["as_of"][0] and as_of["as_of"] == "2024-03-31" and as_of["current_only"] is True
     assert as_of["mode"] == "graph" and as_of["router"]["reason"] == "claims as of a date"
-    assert as_of["results"] and all(c["date"] is None or c["date"] <= "2024-03-31"
-                                    for r in as_of["results"] for c in r["chunks"])  # notes written by then
+    assert as_of["results"] and all(
+        c["date"] is None or c["date"] <= "2024-03-31" for r in as_of["results"] for c in r["chunks"]
+    )  # notes written by then
     # the cypher tool counts public notes only: the 2025 journal note is not in its view
     expected = store.read("MATCH (n:Note) WHERE n.date >= '2024-01-01' AND NOT n.private RETURN count(n) AS n")[0]["n"]
     assert json.loads(out["cypher"][1])["rows"] == [{"n": expected}] and expected == 2
@@ -256,12 +295,20 @@ def test_each_tool_answers(kb_env: Path, vault: Path, store: Store) -> None:
 
 
 def test_get_note_stays_inside_the_vault(kb_env: Path, vault: Path) -> None:
-    paths = ["../secret.md", "People/../../secret.md", "/etc/passwd", str(vault / "People" / "Ann Lee.md"),
-             "People/Sneaky.md", "C:\\Windows\\win.ini"]
+    paths = [
+        "../secret.md",
+        "People/../../secret.md",
+        "/etc/passwd",
+        str(vault / "People" / "Ann Lee.md"),
+        "People/Sneaky.md",
+        "C:\\Windows\\win.ini",
+    ]
 
     async def body(session: ClientSession) -> list[tuple[bool, str]]:
-        return [await call(session, "get_note", path=p) for p in paths] + \
-            [await call(session, "get_note", path="People/Nobody.md")]
+        return [await call(session, "get_note", path=p) for p in paths] + [
+            await call(session, "get_note", path="People/Nobody.md")
+        ]
+
     *escapes, missing = with_client(server_params(kb_env, vault), body)
     for path, (is_error, text) in zip(paths, escapes):
         assert is_error and text.startswith("refused: "), (path, text)
@@ -273,12 +320,15 @@ def test_hostile_queries_are_refused_or_bounded(kb_env: Path, vault: Path, store
     before = graph_state(store)
 
     async def body(session: ClientSession) -> list[tuple[bool, str]]:
-        out = [await call(session, "cypher", query=c.query, **({"params": c.params} if c.params else {}))
-               for c in HOSTILE]
+        out = [
+            await call(session, "cypher", query=c.query, **({"params": c.params} if c.params else {})) for c in HOSTILE
+        ]
         return out + [await call(session, "cypher", query="MATCH (n:Note) RETURN count(n) AS n")]
+
     *results, alive = with_client(server_params(kb_env, vault, mcp_timeout_s=3), body)
-    failures = [(c.name, text[:160]) for c, (is_error, text) in zip(HOSTILE, results)
-                if not outcome_ok(c, is_error, text)]
+    failures = [
+        (c.name, text[:160]) for c, (is_error, text) in zip(HOSTILE, results) if not outcome_ok(c, is_error, text)
+    ]
     assert not failures, failures
     assert graph_state(store) == before
     assert not Path("/tmp/kb-mcp-evil.csv").exists()
@@ -307,6 +357,7 @@ def outcome_ok(case: Case, is_error: bool, text: str) -> bool:
 def test_config_lowers_the_token_cap(kb_env: Path, vault: Path) -> None:
     async def body(session: ClientSession) -> tuple[bool, str]:
         return await call(session, "cypher", query="UNWIND range(1, 5000) AS x RETURN x")
+
     is_error, text = with_client(server_params(kb_env, vault, mcp_max_tokens=500, mcp_timeout_s=1000), body)
     payload = json.loads(text)
     assert not is_error and count_tokens(text) <= 500
@@ -317,8 +368,13 @@ def test_config_lowers_the_token_cap(kb_env: Path, vault: Path) -> None:
 def test_mcp_inspector_lists_the_tools(kb_env: Path, tmp_path: Path) -> None:
     params = server_params(kb_env, write_vault(tmp_path / "v"))
     env_args = [a for k, v in (params.env or {}).items() for a in ("-e", f"{k}={v}")]
-    proc = subprocess.run(["npx", "-y", INSPECTOR, "--cli", *env_args, params.command, *params.args,
-                           "--method", "tools/list"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    proc = subprocess.run(
+        ["npx", "-y", INSPECTOR, "--cli", *env_args, params.command, *params.args, "--method", "tools/list"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     names = {t["name"] for t in json.loads(proc.stdout)["tools"]}
     assert names == TOOLS
@@ -326,8 +382,16 @@ def test_mcp_inspector_lists_the_tools(kb_env: Path, tmp_path: Path) -> None:
 
 def test_a_promoted_note_says_why() -> None:
     from kb.mcp_server import _search_note
-    note = {"rank": 1, "path": "a.md", "title": "A", "date": "2026-01-01", "score": 0.0,
-            "promoted": "states the current value", "chunks": [{"date": None, "breadcrumb": "A", "text": "341 customers"}]}
+
+    note = {
+        "rank": 1,
+        "path": "a.md",
+        "title": "A",
+        "date": "2026-01-01",
+        "score": 0.0,
+        "promoted": "states the current value",
+        "chunks": [{"date": None, "breadcrumb": "A", "text": "341 customers"}],
+    }
     out = _search_note(note)
     assert out["promoted"] == "states the current value"
     assert out["chunks"][0]["citation"] == "a.md (2026-01-01) › A"

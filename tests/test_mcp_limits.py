@@ -37,8 +37,11 @@ def test_the_deadline_abandons_a_call_and_terminates_it() -> None:
 
 
 def test_nesting_and_length_are_capped_before_the_server_sees_them() -> None:
-    for query in ("RETURN " + "(" * 3000 + "1" + ")" * 3000, "RETURN " + "[" * 400 + "1" + "]" * 400,
-                  "RETURN " + "{a: " * 100 + "1" + "}" * 100):
+    for query in (
+        "RETURN " + "(" * 3000 + "1" + ")" * 3000,
+        "RETURN " + "[" * 400 + "1" + "]" * 400,
+        "RETURN " + "{a: " * 100 + "1" + "}" * 100,
+    ):
         with pytest.raises(Refused, match="brackets nest"):
             check_text(query)
     check_text("RETURN " + "(" * MAX_NESTING + "1" + ")" * MAX_NESTING)
@@ -47,8 +50,11 @@ def test_nesting_and_length_are_capped_before_the_server_sees_them() -> None:
         check_text("RETURN " + "+".join(["1"] * 20000))
 
 
-def test_bombs_end_cleanly_and_the_server_answers_the_next_query(kb_env: Path, vault: Path,  # noqa: F811
-                                                                 store: Store) -> None:
+def test_bombs_end_cleanly_and_the_server_answers_the_next_query(
+    kb_env: Path,
+    vault: Path,  # noqa: F811
+    store: Store,
+) -> None:
     queries = {
         "slow": "UNWIND range(1, 100000000000) AS x RETURN count(x)",
         "nested": "RETURN " + "(" * 3000 + "1" + ")" * 3000 + " AS n",
@@ -66,6 +72,7 @@ def test_bombs_end_cleanly_and_the_server_answers_the_next_query(kb_env: Path, v
             out[name] = (is_error, text, time.monotonic() - started)
             out[name + " then"] = (*await call(session, "cypher", query=ALIVE), 0.0)
         return out
+
     out = with_client(server_params(kb_env, vault, mcp_timeout_s=2), body)
     notes = store.read("MATCH (n:Note) WHERE NOT n.private RETURN count(n) AS n")[0]["n"]
     for name in queries:
@@ -83,12 +90,18 @@ def test_bombs_end_cleanly_and_the_server_answers_the_next_query(kb_env: Path, v
 def test_search_echo_and_get_note_are_bounded(kb_env: Path, vault: Path) -> None:  # noqa: F811
     question = "licence plate matching " * 50_000  # 1.15 MB
     note_file = vault / "Projects" / "Fuel cards.md"  # grown to 2 MB on disk after the refresh
-    note_file.write_text(note_file.read_text(encoding="utf-8") + "".join(
-        f"Line {i} of a very long note about fuel cards.\n" for i in range(45_000)), encoding="utf-8")
+    note_file.write_text(
+        note_file.read_text(encoding="utf-8")
+        + "".join(f"Line {i} of a very long note about fuel cards.\n" for i in range(45_000)),
+        encoding="utf-8",
+    )
 
     async def body(session: ClientSession) -> dict[str, Any]:
-        return {"search": await call(session, "search", question=question, mode="hybrid"),
-                "note": await call(session, "get_note", path="Projects/Fuel cards.md")}
+        return {
+            "search": await call(session, "search", question=question, mode="hybrid"),
+            "note": await call(session, "get_note", path="Projects/Fuel cards.md"),
+        }
+
     out = with_client(server_params(kb_env, vault, mcp_max_tokens=1500), body)
     is_error, text = out["search"]
     payload = json.loads(text)

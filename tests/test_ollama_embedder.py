@@ -18,8 +18,16 @@ TEXTS = ["Neo4j stores the vault as a graph.", "bge-m3 makes 1024-dim vectors.",
 @pytest.fixture(autouse=True)
 def _local_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """No proxy or API key from the environment may redirect the client away from 127.0.0.1."""
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
-                "OLLAMA_HOST", "OLLAMA_API_KEY"):
+    for var in (
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "OLLAMA_HOST",
+        "OLLAMA_API_KEY",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
 

@@ -57,8 +57,8 @@ class Secrets:
             for s in own:
                 text = text.replace(s, " ")
             for i in range(max(len(text) - WINDOW + 1, 0)):
-                if text[i:i + WINDOW] in self.windows:
-                    found.append(text[i:i + WINDOW])
+                if text[i : i + WINDOW] in self.windows:
+                    found.append(text[i : i + WINDOW])
                     break
             found += [s for s in self.short if s in text]
         return sorted(set(found))
@@ -70,7 +70,7 @@ def _windows(text: str) -> Iterator[str]:
             yield text
         return
     for i in range(len(text) - WINDOW + 1):
-        yield text[i:i + WINDOW]
+        yield text[i : i + WINDOW]
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -116,28 +116,51 @@ def hostile_vault(kb_env: Path, example_vault: Path, store: Store, monkeypatch: 
 
 def secrets_of(store: Store, vault: Path) -> Secrets:
     """Everything private in the graph, and the public text it must be told apart from."""
+
     def one(query: str) -> list[Any]:
         return [r["x"] for r in store.read(query)]
-    private = one("MATCH (c:Chunk) WHERE c.private RETURN c.text AS x") + \
-        one("MATCH (cl:Claim) WHERE cl.private RETURN cl.quote AS x") + \
-        [e for row in one("MATCH ()-[r]->() WHERE r.evidence IS NOT NULL "
-                          "RETURN [e IN r.evidence WHERE NOT e IN coalesce(r.public_evidence, [])] AS x") for e in row]
-    short = one("MATCH (c:Chunk) WHERE c.private RETURN c.breadcrumb AS x") + \
-        one("MATCH (n:Note) WHERE n.private RETURN n.title AS x") + \
-        one("MATCH (n:Note) WHERE n.private RETURN n.path AS x") + \
-        one("MATCH (cl:Claim) WHERE cl.private RETURN cl.value AS x") + \
-        one("MATCH (e:Entity) WHERE e.private_only RETURN e.name AS x") + \
-        [a for row in one("MATCH (e:Entity) WHERE e.private_only RETURN e.aliases AS x") for a in row] + \
-        one("MATCH (t:Tag) WHERE NOT EXISTS { MATCH (n:Note)-[:TAGGED]->(t) WHERE NOT n.private } RETURN t.name AS x")
-    public = one("MATCH (c:Chunk) WHERE NOT c.private RETURN c.breadcrumb + ' ' + c.text AS x") + \
-        one("MATCH (n:Note) WHERE NOT n.private RETURN n.path + ' ' + n.title + ' ' + n.frontmatter AS x") + \
-        one("MATCH (n:Note)-[:LINKS_TO]->(m:Missing) WHERE NOT n.private RETURN m.key + ' ' + m.name AS x") + \
-        one("MATCH (cl:Claim) WHERE NOT cl.private RETURN cl.quote + ' ' + cl.value AS x") + \
-        [e for row in one("MATCH ()-[r]->() WHERE r.public_evidence IS NOT NULL RETURN r.public_evidence AS x")
-         for e in row] + [PRIVATE] + \
-        [p.read_text(encoding="utf-8", errors="replace") for p in sorted(vault.rglob("*.md"))
-         if p.is_file() and not p.is_symlink() and not p.relative_to(vault).as_posix().startswith(PRIVATE + "/")
-         and "AJournal" not in p.parts]
+
+    private = (
+        one("MATCH (c:Chunk) WHERE c.private RETURN c.text AS x")
+        + one("MATCH (cl:Claim) WHERE cl.private RETURN cl.quote AS x")
+        + [
+            e
+            for row in one(
+                "MATCH ()-[r]->() WHERE r.evidence IS NOT NULL "
+                "RETURN [e IN r.evidence WHERE NOT e IN coalesce(r.public_evidence, [])] AS x"
+            )
+            for e in row
+        ]
+    )
+    short = (
+        one("MATCH (c:Chunk) WHERE c.private RETURN c.breadcrumb AS x")
+        + one("MATCH (n:Note) WHERE n.private RETURN n.title AS x")
+        + one("MATCH (n:Note) WHERE n.private RETURN n.path AS x")
+        + one("MATCH (cl:Claim) WHERE cl.private RETURN cl.value AS x")
+        + one("MATCH (e:Entity) WHERE e.private_only RETURN e.name AS x")
+        + [a for row in one("MATCH (e:Entity) WHERE e.private_only RETURN e.aliases AS x") for a in row]
+        + one("MATCH (t:Tag) WHERE NOT EXISTS { MATCH (n:Note)-[:TAGGED]->(t) WHERE NOT n.private } RETURN t.name AS x")
+    )
+    public = (
+        one("MATCH (c:Chunk) WHERE NOT c.private RETURN c.breadcrumb + ' ' + c.text AS x")
+        + one("MATCH (n:Note) WHERE NOT n.private RETURN n.path + ' ' + n.title + ' ' + n.frontmatter AS x")
+        + one("MATCH (n:Note)-[:LINKS_TO]->(m:Missing) WHERE NOT n.private RETURN m.key + ' ' + m.name AS x")
+        + one("MATCH (cl:Claim) WHERE NOT cl.private RETURN cl.quote + ' ' + cl.value AS x")
+        + [
+            e
+            for row in one("MATCH ()-[r]->() WHERE r.public_evidence IS NOT NULL RETURN r.public_evidence AS x")
+            for e in row
+        ]
+        + [PRIVATE]
+        + [
+            p.read_text(encoding="utf-8", errors="replace")
+            for p in sorted(vault.rglob("*.md"))
+            if p.is_file()
+            and not p.is_symlink()
+            and not p.relative_to(vault).as_posix().startswith(PRIVATE + "/")
+            and "AJournal" not in p.parts
+        ]
+    )
     assert len(private) > 10 and short
     return Secrets(private, short, public)
 
@@ -148,11 +171,14 @@ def cy(name: str, query: str, empty: bool = False, **params: Any) -> Probe:
 
 def probes(store: Store, vault: Path) -> list[Probe]:
     """Every way we thought of to reach private text; the ids and phrases come from the full graph."""
-    priv = store.read("MATCH (c:Chunk) WHERE c.private RETURN c.text AS t, elementId(c) AS eid, id(c) AS nid, "
-                      "c.id AS cid ORDER BY c.id")
+    priv = store.read(
+        "MATCH (c:Chunk) WHERE c.private RETURN c.text AS t, elementId(c) AS eid, id(c) AS nid, "
+        "c.id AS cid ORDER BY c.id"
+    )
     notes = store.read("MATCH (n:Note) WHERE n.private RETURN n.path AS p, elementId(n) AS eid ORDER BY p")
-    claim = store.read("MATCH (cl:Claim) WHERE cl.private RETURN cl.quote AS q, elementId(cl) AS eid "
-                       "ORDER BY cl.id LIMIT 1")[0]
+    claim = store.read(
+        "MATCH (cl:Claim) WHERE cl.private RETURN cl.quote AS q, elementId(cl) AS eid ORDER BY cl.id LIMIT 1"
+    )[0]
     hidden = store.read("MATCH (e:Entity) WHERE e.private_only RETURN e.name AS n ORDER BY n LIMIT 1")[0]["n"]
     text, phrase = priv[0]["t"], " ".join(priv[0]["t"].split()[5:11])
     eids = [r["eid"] for r in priv] + [r["eid"] for r in notes] + [claim["eid"]]
@@ -161,99 +187,172 @@ def probes(store: Store, vault: Path) -> list[Probe]:
         cy("private chunk text", "MATCH (c:Chunk) WHERE c.private RETURN c.text", True),
         cy("private flag by property map", "MATCH (c:Chunk {private: true}) RETURN properties(c) AS p", True),
         cy("every chunk, whole nodes", "MATCH (c:Chunk) RETURN c ORDER BY c.id"),
-        cy("chunks by note path", f"MATCH (c:Chunk) WHERE c.note_path STARTS WITH '{PRIVATE}' "
-           "RETURN c.text, c.breadcrumb", True),
+        cy(
+            "chunks by note path",
+            f"MATCH (c:Chunk) WHERE c.note_path STARTS WITH '{PRIVATE}' RETURN c.text, c.breadcrumb",
+            True,
+        ),
         cy("chunks by folder, case-folded", "MATCH (c:Chunk) WHERE toLower(c.folder) = 'journal' RETURN c", True),
         cy("every note with front matter", "MATCH (n:Note) RETURN n.path, n.title, n.frontmatter, n.aliases"),
-        cy("keys() and values of private notes", "MATCH (n:Note) WHERE n.private "
-           "RETURN keys(n) AS k, [k IN keys(n) | n[k]] AS v", True),
+        cy(
+            "keys() and values of private notes",
+            "MATCH (n:Note) WHERE n.private RETURN keys(n) AS k, [k IN keys(n) | n[k]] AS v",
+            True,
+        ),
         cy("map projection .*", "MATCH (c:Chunk) RETURN c {.*} AS c"),
         cy("collect every text", "MATCH (c:Chunk) RETURN collect(c.text) AS all"),
-        cy("reduce into one string", "MATCH (c:Chunk) WITH collect(c.text) AS ts RETURN reduce(s = '', t IN ts | "
-           "s + t) AS blob"),
+        cy(
+            "reduce into one string",
+            "MATCH (c:Chunk) WITH collect(c.text) AS ts RETURN reduce(s = '', t IN ts | s + t) AS blob",
+        ),
         cy("substring pieces", "MATCH (c:Chunk) RETURN substring(c.text, 0, 40) AS a, substring(c.text, 40, 40) AS b"),
         cy("split into words", "MATCH (c:Chunk) RETURN split(c.text, ' ') AS words"),
         cy("reverse and upper", "MATCH (c:Chunk) RETURN reverse(c.text) AS r, toUpper(c.breadcrumb) AS u"),
         cy("characters one by one", "MATCH (c:Chunk) WHERE c.tokens > 0 RETURN split(c.text, '') AS chars"),
-        cy("character codes", "MATCH (c:Chunk) RETURN [i IN range(0, size(c.text) - 1) | "
-           "toInteger(apoc.text.code(substring(c.text, i, 1)))] AS codes"),
+        cy(
+            "character codes",
+            "MATCH (c:Chunk) RETURN [i IN range(0, size(c.text) - 1) | "
+            "toInteger(apoc.text.code(substring(c.text, i, 1)))] AS codes",
+        ),
         cy("left/right/trim", "MATCH (c:Chunk) RETURN left(c.text, 30), right(c.text, 30), trim(c.text)"),
-        cy("min/max over text", "MATCH (c:Chunk) RETURN min(c.text) AS lo, max(c.text) AS hi, "
-           "collect(DISTINCT c.breadcrumb) AS crumbs"),
+        cy(
+            "min/max over text",
+            "MATCH (c:Chunk) RETURN min(c.text) AS lo, max(c.text) AS hi, collect(DISTINCT c.breadcrumb) AS crumbs",
+        ),
         cy("order by text", "MATCH (c:Chunk) RETURN c.text ORDER BY c.text DESC LIMIT 5"),
         cy("paths through notes", "MATCH p = (a:Note)-[:LINKS_TO*1..3]-(b:Note) RETURN p LIMIT 200"),
-        cy("neighbours of private notes", f"MATCH (n)-[r]-(m:Note) WHERE m.path STARTS WITH '{PRIVATE}' "
-           "RETURN n, r, m", True),
+        cy(
+            "neighbours of private notes",
+            f"MATCH (n)-[r]-(m:Note) WHERE m.path STARTS WITH '{PRIVATE}' RETURN n, r, m",
+            True,
+        ),
         cy("every relationship's properties", "MATCH (a)-[r]->(b) RETURN type(r), properties(r) LIMIT 2000"),
         cy("private claims", "MATCH (cl:Claim) WHERE cl.private RETURN cl.quote, cl.value", True),
         cy("every claim", "MATCH (cl:Claim) RETURN cl.note_path, cl.quote, cl.value, cl.line"),
         cy("claims of private chunks", "MATCH (c:Chunk)-[:SUPPORTS]->(cl:Claim) WHERE c.private RETURN cl", True),
         cy("claims by note path", f"MATCH (cl:Claim) WHERE cl.note_path STARTS WITH '{PRIVATE}' RETURN cl", True),
-        cy("timeline edges", "MATCH (a:Claim)-[r:SUPERSEDED_BY|CONFLICTS_WITH|FOLLOWED_BY]-(b:Claim) "
-           "RETURN a.quote, b.quote, b.value"),
-        cy("evidence and lines", "MATCH ()-[r]->() WHERE r.evidence IS NOT NULL "
-           "RETURN r.evidence, r.line, r.chunk_ids, r.public_evidence"),
+        cy(
+            "timeline edges",
+            "MATCH (a:Claim)-[r:SUPERSEDED_BY|CONFLICTS_WITH|FOLLOWED_BY]-(b:Claim) RETURN a.quote, b.quote, b.value",
+        ),
+        cy(
+            "evidence and lines",
+            "MATCH ()-[r]->() WHERE r.evidence IS NOT NULL RETURN r.evidence, r.line, r.chunk_ids, r.public_evidence",
+        ),
         cy("private-only entities", "MATCH (e:Entity) WHERE e.private_only RETURN e", True),
         cy("every entity's names", "MATCH (e:Entity) RETURN e.name, e.aliases, e.key, e.names_text, e.merge_log"),
-        cy("entities of private chunks", "MATCH (c:Chunk)-[:MENTIONS]->(e:Entity) WHERE c.private "
-           "RETURN e.name", True),
-        cy("full-text on the privacy field", "CALL db.index.fulltext.queryNodes('chunk_text', 'privacy:kbprivate') "
-           "YIELD node RETURN node.text", True),
-        cy("full-text on a private phrase", "CALL db.index.fulltext.queryNodes('chunk_text', $q) YIELD node, score "
-           "RETURN node.text, score", q=f'"{phrase}"'),
-        cy("full-text on entity names", "CALL db.index.fulltext.queryNodes('entity_names', $q) YIELD node "
-           "RETURN node", q=hidden),
-        cy("chunk vector indexes (if any)", "MATCH (c) WHERE c.embedding IS NOT NULL WITH c.embedding AS v LIMIT 1 "
-           "CALL db.index.vector.queryNodes('chunk_embedding_private', 10, v) YIELD node, score "
-           "RETURN node.text, score"),
-        cy("public vector index", "MATCH (c) WHERE c.embedding IS NOT NULL WITH c.embedding AS v LIMIT 1 "
-           "CALL db.index.vector.queryNodes('passage_embedding', 100, v) YIELD node RETURN node.text, node.private"),
+        cy("entities of private chunks", "MATCH (c:Chunk)-[:MENTIONS]->(e:Entity) WHERE c.private RETURN e.name", True),
+        cy(
+            "full-text on the privacy field",
+            "CALL db.index.fulltext.queryNodes('chunk_text', 'privacy:kbprivate') YIELD node RETURN node.text",
+            True,
+        ),
+        cy(
+            "full-text on a private phrase",
+            "CALL db.index.fulltext.queryNodes('chunk_text', $q) YIELD node, score RETURN node.text, score",
+            q=f'"{phrase}"',
+        ),
+        cy(
+            "full-text on entity names",
+            "CALL db.index.fulltext.queryNodes('entity_names', $q) YIELD node RETURN node",
+            q=hidden,
+        ),
+        cy(
+            "chunk vector indexes (if any)",
+            "MATCH (c) WHERE c.embedding IS NOT NULL WITH c.embedding AS v LIMIT 1 "
+            "CALL db.index.vector.queryNodes('chunk_embedding_private', 10, v) YIELD node, score "
+            "RETURN node.text, score",
+        ),
+        cy(
+            "public vector index",
+            "MATCH (c) WHERE c.embedding IS NOT NULL WITH c.embedding AS v LIMIT 1 "
+            "CALL db.index.vector.queryNodes('passage_embedding', 100, v) YIELD node RETURN node.text, node.private",
+        ),
         cy("private passages", "MATCH (p:Passage) WHERE p.private RETURN p.text", True),
         cy("every passage", "MATCH (p:Passage) RETURN p.text, p.breadcrumb"),
         cy("passages of private chunks", "MATCH (p:Passage)-[:IN_CHUNK]->(c:Chunk) WHERE c.private RETURN p", True),
-        cy("passage full-text", "CALL db.index.fulltext.queryNodes('passage_text', $q) YIELD node "
-           "RETURN node.text", True, q=f'"{phrase}"'),
-        cy("private passage vectors", "MATCH (p:Passage) WHERE p.embedding IS NOT NULL WITH p.embedding AS v LIMIT 1 "
-           "CALL db.index.vector.queryNodes('passage_embedding_private', 10, v) YIELD node RETURN node.text", True),
-        cy("claim-line vector index", "MATCH (cl:Claim) WHERE cl.line_vec IS NOT NULL WITH cl.line_vec AS v LIMIT 1 "
-           "CALL db.index.vector.queryNodes('claim_lines', 500, v) YIELD node RETURN node.quote, node.value"),
+        cy(
+            "passage full-text",
+            "CALL db.index.fulltext.queryNodes('passage_text', $q) YIELD node RETURN node.text",
+            True,
+            q=f'"{phrase}"',
+        ),
+        cy(
+            "private passage vectors",
+            "MATCH (p:Passage) WHERE p.embedding IS NOT NULL WITH p.embedding AS v LIMIT 1 "
+            "CALL db.index.vector.queryNodes('passage_embedding_private', 10, v) YIELD node RETURN node.text",
+            True,
+        ),
+        cy(
+            "claim-line vector index",
+            "MATCH (cl:Claim) WHERE cl.line_vec IS NOT NULL WITH cl.line_vec AS v LIMIT 1 "
+            "CALL db.index.vector.queryNodes('claim_lines', 500, v) YIELD node RETURN node.quote, node.value",
+        ),
         cy("error echoes a value (date)", "MATCH (c:Chunk) WHERE c.private RETURN date(c.text)", True),
-        cy("error echoes a value (toInteger on a list)", "MATCH (c:Chunk) WITH c ORDER BY c.private DESC LIMIT 1 "
-           "RETURN toInteger([c.text])"),
-        cy("error echoes a value (lucene parse)", "MATCH (c:Chunk) WHERE c.private CALL "
-           "db.index.fulltext.queryNodes('chunk_text', c.text + ' AND (') YIELD node RETURN node", True),
-        cy("error echoes a value (type error)", "MATCH (c:Chunk) WITH c ORDER BY c.private DESC LIMIT 1 "
-           "RETURN c.text - 1"),
+        cy(
+            "error echoes a value (toInteger on a list)",
+            "MATCH (c:Chunk) WITH c ORDER BY c.private DESC LIMIT 1 RETURN toInteger([c.text])",
+        ),
+        cy(
+            "error echoes a value (lucene parse)",
+            "MATCH (c:Chunk) WHERE c.private CALL "
+            "db.index.fulltext.queryNodes('chunk_text', c.text + ' AND (') YIELD node RETURN node",
+            True,
+        ),
+        cy(
+            "error echoes a value (type error)",
+            "MATCH (c:Chunk) WITH c ORDER BY c.private DESC LIMIT 1 RETURN c.text - 1",
+        ),
         cy("elementId look-up", "MATCH (n) WHERE elementId(n) IN $ids RETURN n", True, ids=eids),
         cy("id() look-up", "MATCH (n) WHERE id(n) IN $ids RETURN properties(n)", True, ids=[r["nid"] for r in priv]),
         cy("chunk id look-up", "MATCH (c:Chunk) WHERE c.id IN $ids RETURN c", True, ids=[r["cid"] for r in priv]),
         cy("note by path", "MATCH (n:Note {path: $p}) RETURN n", True, p=path),
-        cy("boolean oracle on the true prefix", "MATCH (c:Chunk) WHERE c.text STARTS WITH $p RETURN count(*) AS n",
-           p=text[:12]),
+        cy(
+            "boolean oracle on the true prefix",
+            "MATCH (c:Chunk) WHERE c.text STARTS WITH $p RETURN count(*) AS n",
+            p=text[:12],
+        ),
         cy("oracle by CONTAINS", "MATCH (c:Chunk) WHERE c.text CONTAINS $p RETURN c.note_path", True, p=phrase),
         cy("privacy counts", "MATCH (c:Chunk) RETURN c.private AS p, count(*) AS n"),
         cy("label counts", "MATCH (n) RETURN labels(n) AS l, count(*) AS n"),
-        cy("UNION of private reads", "MATCH (c:Chunk) WHERE c.private RETURN c.text AS t UNION "
-           "MATCH (n:Note) WHERE n.private RETURN n.title AS t", True),
-        cy("subquery and OPTIONAL MATCH", "CALL () { OPTIONAL MATCH (c:Chunk) WHERE c.private RETURN c } "
-           "RETURN c.text AS t"),
+        cy(
+            "UNION of private reads",
+            "MATCH (c:Chunk) WHERE c.private RETURN c.text AS t UNION "
+            "MATCH (n:Note) WHERE n.private RETURN n.title AS t",
+            True,
+        ),
+        cy(
+            "subquery and OPTIONAL MATCH",
+            "CALL () { OPTIONAL MATCH (c:Chunk) WHERE c.private RETURN c } RETURN c.text AS t",
+        ),
         cy("pattern comprehension", "MATCH (n:Note) RETURN n.path, [(n)<-[:IN_NOTE]-(c) | c.text] AS texts"),
-        cy("EXISTS over private links", "MATCH (n:Note) WHERE EXISTS { MATCH (n)-[:LINKS_TO]-(m:Note) "
-           "WHERE m.private } RETURN n.path", True),
+        cy(
+            "EXISTS over private links",
+            "MATCH (n:Note) WHERE EXISTS { MATCH (n)-[:LINKS_TO]-(m:Note) WHERE m.private } RETURN n.path",
+            True,
+        ),
         cy("tags", "MATCH (t:Tag) RETURN t.name ORDER BY t.name"),
         cy("folders", "MATCH (f:Folder) RETURN f.path ORDER BY f.path"),
         cy("missing link targets", "MATCH (m:Missing) RETURN m.key, m.name, m.kind"),
         cy("attachments", "MATCH (a:Attachment) RETURN a.path"),
         cy("kb metadata", "MATCH (k:KbMeta) RETURN properties(k) AS p"),
-        cy("db listing procedures", "CALL db.labels() YIELD label WITH collect(label) AS l "
-           "CALL db.propertyKeys() YIELD propertyKey RETURN l, collect(propertyKey) AS k"),
-        cy("schema procedures", "CALL db.schema.nodeTypeProperties() YIELD nodeType, propertyName "
-           "RETURN nodeType, propertyName"),
+        cy(
+            "db listing procedures",
+            "CALL db.labels() YIELD label WITH collect(label) AS l "
+            "CALL db.propertyKeys() YIELD propertyKey RETURN l, collect(propertyKey) AS k",
+        ),
+        cy(
+            "schema procedures",
+            "CALL db.schema.nodeTypeProperties() YIELD nodeType, propertyName RETURN nodeType, propertyName",
+        ),
         cy("schema visualization", "CALL db.schema.visualization() YIELD nodes, relationships RETURN nodes"),
         cy("SHOW INDEXES YIELD *", "SHOW INDEXES YIELD *"),
         cy("apoc meta (if present)", "CALL apoc.meta.data() YIELD label, property RETURN label, property"),
-        cy("shortest path through a private entity", "MATCH (a:Entity), (b:Entity) WHERE a <> b "
-           "WITH a, b LIMIT 200 MATCH p = shortestPath((a)-[*..4]-(b)) RETURN [n IN nodes(p) | n.name] AS names"),
+        cy(
+            "shortest path through a private entity",
+            "MATCH (a:Entity), (b:Entity) WHERE a <> b "
+            "WITH a, b LIMIT 200 MATCH p = shortestPath((a)-[*..4]-(b)) RETURN [n IN nodes(p) | n.name] AS names",
+        ),
         Probe("get_note of a private note", "get_note", {"path": path}),
         Probe("get_note, other case", "get_note", {"path": path.lower()}),
         Probe("get_note with ./", "get_note", {"path": "./" + path}),
@@ -265,8 +364,11 @@ def probes(store: Store, vault: Path) -> list[Probe]:
         Probe("get_note, URL-encoded", "get_note", {"path": path.replace("/", "%2F")}),
         Probe("search quoting a private phrase", "search", {"question": phrase, "mode": "hybrid"}),
         Probe("search in graph mode for a private-only entity", "search", {"question": hidden, "mode": "graph"}),
-        Probe("search auto for private facts", "search", {"question": "Who introduced Tobias at dinner on "
-                                                          "Valentine's Day, and what about Dad's operation?"}),
+        Probe(
+            "search auto for private facts",
+            "search",
+            {"question": "Who introduced Tobias at dinner on Valentine's Day, and what about Dad's operation?"},
+        ),
         Probe("search with the private folder", "search", {"question": phrase, "folder": PRIVATE}),
         Probe("search with a private-only tag", "search", {"question": "journal", "tag": "journal"}),
         Probe("search for a private claim quote", "search", {"question": claim["q"], "mode": "graph"}),
@@ -282,16 +384,21 @@ def test_no_private_text_through_any_tool(kb_env: Path, hostile_vault: Path, sto
 
     async def body(session: ClientSession) -> list[tuple[bool, str]]:
         return [await call(session, p.tool, **p.args) for p in todo]
+
     outputs = with_client(server_params(kb_env, hostile_vault, private_folders=[PRIVATE]), body)
     leaks = [(p.name, found) for p, (_, text) in zip(todo, outputs) if (found := secrets.leaks(text, p.args))]
     assert leaks == [], "\n".join(map(str, leaks))
-    not_empty = [(p.name, text[:200]) for p, (is_error, text) in zip(todo, outputs)
-                 if p.empty and not (not is_error and json.loads(text)["rows"] == [])]
+    not_empty = [
+        (p.name, text[:200])
+        for p, (is_error, text) in zip(todo, outputs)
+        if p.empty and not (not is_error and json.loads(text)["rows"] == [])
+    ]
     assert not_empty == []
     by_name = {p.name: out for p, out in zip(todo, outputs)}
     assert json.loads(by_name["boolean oracle on the true prefix"][1])["rows"] == [{"n": 0}]
-    assert json.loads(by_name["privacy counts"][1])["rows"] == [{"p": False, "n": store.read(
-        "MATCH (c:Chunk) WHERE NOT c.private RETURN count(c) AS n")[0]["n"]}]
+    assert json.loads(by_name["privacy counts"][1])["rows"] == [
+        {"p": False, "n": store.read("MATCH (c:Chunk) WHERE NOT c.private RETURN count(c) AS n")[0]["n"]}
+    ]
     for name, (is_error, text) in by_name.items():
         if name.startswith("get_note"):
             assert is_error and (text.startswith("no note ") or text.startswith("refused: ")), (name, text)
@@ -332,5 +439,6 @@ def test_private_material_committed_during_a_call_is_never_returned(connection: 
                 store.run(secret)
             calls.append(1)
             return [r["t"] for r in tx.run(titles)]
+
         assert view.read_tx(work) == ["Public"] and len(calls) == 2
     assert store.read("MATCH (n:Note) RETURN count(n) AS n") == [{"n": 2}]

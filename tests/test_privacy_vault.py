@@ -39,9 +39,23 @@ def test_privacy_does_not_depend_on_the_working_folder(kb_env: Path, store: Stor
     vault = private_vault(tmp_path / "v")
     elsewhere = tmp_path / "elsewhere"
     write(elsewhere, "overrides.yaml", "private_folders: []\n")
-    out = subprocess.run([sys.executable, "-c", "from kb.cli import main; main()", "refresh", "--vault", str(vault),
-                          "--no-embed", "--no-extract", "--json"], cwd=elsewhere, capture_output=True, text=True,
-                         env=os.environ.copy())
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from kb.cli import main; main()",
+            "refresh",
+            "--vault",
+            str(vault),
+            "--no-embed",
+            "--no-extract",
+            "--json",
+        ],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+    )
     assert out.returncode == 0, out.stderr
     assert private_paths(store) == ["Journal/2024-01-01.md"]
 
@@ -94,8 +108,10 @@ def test_obsidian_excluded_files_are_left_out_unless_asked(store: Store, tmp_pat
     write(vault, "Inbox/draft1 idea.md", "draft")
     write(vault, "Inbox/final.md", "final")
     s = refresh(store, make_config(vault), Bars(quiet=True))
-    assert sorted(r["p"] for r in store.read("MATCH (n:Note) RETURN n.path AS p")) == ["Archive/kept.md",
-                                                                                        "Inbox/final.md"]
+    assert sorted(r["p"] for r in store.read("MATCH (n:Note) RETURN n.path AS p")) == [
+        "Archive/kept.md",
+        "Inbox/final.md",
+    ]
     assert s.excluded["notes"] == 2 and "userIgnoreFilters" in s.excluded["reason"]
     every = refresh(store, make_config(vault, index_obsidian_excluded=True), Bars(quiet=True))
     assert sorted(every.added) == ["Archive/old-exports/dump.md", "Inbox/draft1 idea.md"] and not every.excluded

@@ -12,42 +12,54 @@ from search.router import route
 TODAY = dt.date(2026, 12, 1)
 
 
-@pytest.mark.parametrize("text, lang", [
-    ("How many people work here?", "en"), ("Wie viele Leute arbeiten bei uns?", "de"),
-    ("Combien de clients avons-nous ?", "fr"), ("¿Cuántos clientes tenemos?", "es"),
-    ("我们现在有多少客户？", "zh"), ("Quillmate现在有多少付费客户？", "zh"),
-    ("Quillmate Voice", None), ("今日の売上は？", None),  # no function word; Japanese is not read
-    ("Quantos clientes tem a Lumen Ledger hoje?", None),  # Portuguese: one French "a" is not enough
-    ("Warum?", "de"), ("Combien coûte l'abonnement maintenant ?", "fr"), ("which clients use AutoMatch?", "en"),
-    ("Quanti clienti abbiamo a Milano?", None),  # Italian: one "a" that English and French share
-])
+@pytest.mark.parametrize(
+    "text, lang",
+    [
+        ("How many people work here?", "en"),
+        ("Wie viele Leute arbeiten bei uns?", "de"),
+        ("Combien de clients avons-nous ?", "fr"),
+        ("¿Cuántos clientes tenemos?", "es"),
+        ("我们现在有多少客户？", "zh"),
+        ("Quillmate现在有多少付费客户？", "zh"),
+        ("Quillmate Voice", None),
+        ("今日の売上は？", None),  # no function word; Japanese is not read
+        ("Quantos clientes tem a Lumen Ledger hoje?", None),  # Portuguese: one French "a" is not enough
+        ("Warum?", "de"),
+        ("Combien coûte l'abonnement maintenant ?", "fr"),
+        ("which clients use AutoMatch?", "en"),
+        ("Quanti clienti abbiamo a Milano?", None),  # Italian: one "a" that English and French share
+    ],
+)
 def test_language(text: str, lang: str | None) -> None:
     assert language(text) == lang
 
 
-@pytest.mark.parametrize("text, intent, now", [
-    ("Which office opened first in the Nordics?", "value", False),
-    ("Is there a mobile app for the field crews?", "happened", False),
-    ("Did the loyalty programme ever start?", "happened", False),
-    ("How did the head count grow over the years?", "change", False),
-    ("Why did the Oslo team move to a four-day week?", "why", False),
-    ("What is the connection between Ana and the Halden deal?", "path", False),
-    ("What does a support seat cost at the moment?", "value", True),
-    ("Gibt es eine Filiale in Wien?", "happened", False),
-    ("Wie hoch ist der Umsatz derzeit?", "value", True),
-    ("Warum haben wir den Preis gesenkt?", "why", False),
-    ("Y a-t-il jamais eu un bureau à Lyon ?", "happened", False),
-    ("Combien coûte l'abonnement maintenant ?", "value", True),
-    ("公司目前有多少员工？", "value", True),
-    ("那个产品真的发布了吗？", "happened", False),
-    ("为什么客户流失了？", "why", False),
-    ("When did the bakery app go live?", "happened", False),
-    ("Where does the bakery's margin stand now?", "value", True),
-    ("How big was the second loan?", "value", False),
-    ("Wann hat die Filiale in Graz eröffnet?", "happened", False),
-    ("那家店是什么时候开业的？", "happened", False),
-    ("Quillmate Voice", "other", False),  # no language: nothing is promoted
-])
+@pytest.mark.parametrize(
+    "text, intent, now",
+    [
+        ("Which office opened first in the Nordics?", "value", False),
+        ("Is there a mobile app for the field crews?", "happened", False),
+        ("Did the loyalty programme ever start?", "happened", False),
+        ("How did the head count grow over the years?", "change", False),
+        ("Why did the Oslo team move to a four-day week?", "why", False),
+        ("What is the connection between Ana and the Halden deal?", "path", False),
+        ("What does a support seat cost at the moment?", "value", True),
+        ("Gibt es eine Filiale in Wien?", "happened", False),
+        ("Wie hoch ist der Umsatz derzeit?", "value", True),
+        ("Warum haben wir den Preis gesenkt?", "why", False),
+        ("Y a-t-il jamais eu un bureau à Lyon ?", "happened", False),
+        ("Combien coûte l'abonnement maintenant ?", "value", True),
+        ("公司目前有多少员工？", "value", True),
+        ("那个产品真的发布了吗？", "happened", False),
+        ("为什么客户流失了？", "why", False),
+        ("When did the bakery app go live?", "happened", False),
+        ("Where does the bakery's margin stand now?", "value", True),
+        ("How big was the second loan?", "value", False),
+        ("Wann hat die Filiale in Graz eröffnet?", "happened", False),
+        ("那家店是什么时候开业的？", "happened", False),
+        ("Quillmate Voice", "other", False),  # no language: nothing is promoted
+    ],
+)
 def test_intent_in_several_languages(text: str, intent: str, now: bool) -> None:
     q = parse(text, TODAY)
     assert (q.intent, q.now) == (intent, now), q.rules
@@ -65,7 +77,9 @@ def test_period_and_readings() -> None:
 
 def test_router_reads_the_typed_question() -> None:
     assert route(parse("Hat die Filiale in Wien jemals eröffnet?", TODAY)) == (
-        "graph", "whether something happened (plan versus fact)")
+        "graph",
+        "whether something happened (plan versus fact)",
+    )
     assert route(parse("公司目前有多少员工？", TODAY))[0] == "graph"
     assert route(parse("Quillmate Voice", TODAY))[0] == "hybrid"  # not understood: hybrid
     assert route(parse("Qui a présenté Ana à l'investisseur ?", TODAY))[0] == "hybrid"  # English rules only

@@ -51,7 +51,7 @@ def documented() -> dict[tuple[str, ...], set[str]]:
     commands; `kb extract ... | status` an argument value of the same command."""
     found: dict[tuple[str, ...], set[str]] = {}
     for line in readme_lines():
-        first, *alternatives = line[len("kb "):].split(" | ")
+        first, *alternatives = line[len("kb ") :].split(" | ")
         path, rest = resolve(first.split())
         assert path, f"README lists an unknown command: {line!r}"
         found.setdefault(path, set()).update(re.findall(r"--[a-z][a-z-]*", " ".join(rest)))
@@ -90,7 +90,7 @@ def test_listed_choices_are_the_real_ones() -> None:
 
     real = leaves()
     for line in readme_lines():
-        path, _ = resolve(line[len("kb "):].split(" | ")[0].split())
+        path, _ = resolve(line[len("kb ") :].split(" | ")[0].split())
         options = {o: p for p in real[path].params if isinstance(p, click.Option) for o in p.opts}
         for flag, values in re.findall(r"\[(--[a-z-]+) ([a-z-]+(?:\|[a-z-]+)+)\]", line):
             choice = options[flag].type

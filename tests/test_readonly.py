@@ -49,8 +49,12 @@ ALLOWED = [
     "CALL gds.pageRank.stream('g') YIELD nodeId RETURN nodeId",
     "RETURN vector.similarity.cosine([1.0], [1.0]), date.truncate('month', date()), "
     "point.distance(point({x: 0, y: 0}), point({x: 1, y: 1}))",
-    "SHOW INDEXES", "SHOW ALL CONSTRAINTS", "SHOW PROCEDURES YIELD name RETURN name", "SHOW USER DEFINED FUNCTIONS",
-    "WITH 1 AS show RETURN show", "RETURN 1 AS show",
+    "SHOW INDEXES",
+    "SHOW ALL CONSTRAINTS",
+    "SHOW PROCEDURES YIELD name RETURN name",
+    "SHOW USER DEFINED FUNCTIONS",
+    "WITH 1 AS show RETURN show",
+    "RETURN 1 AS show",
     "MATCH (use:Person) RETURN use.name",
     "MATCH (n:Transaction) RETURN n",
     "MATCH (n) WHERE n.path IN ['a', 'b'] RETURN count(n)",
@@ -100,10 +104,16 @@ REFUSED = [
     ("CALL gds.pageRank.write('g', {writeProperty: 'x'})", "gds.pageRank.write"),
     ("CALL gds.graph.project('g', '*', '*')", "gds.graph.project"),
     ("RETURN genai.vector.encode('x', 'OpenAI', {})", "genai"),
-    ("SHOW USERS", "SHOW USERS"), ("show privileges", "SHOW PRIVILEGES"), ("SHOW CURRENT USER", "SHOW CURRENT USER"),
-    ("SHOW ROLES", "SHOW ROLES"), ("SHOW DATABASES", "SHOW DATABASES"), ("SHOW SETTINGS", "SHOW SETTINGS"),
-    ("SHOW TRANSACTIONS", "SHOW TRANSACTIONS"), ("SHOW USER kb PRIVILEGES", "SHOW USER KB PRIVILEGES"),
-    ("USE system SHOW USERS", "USE"), ("CYPHER 5 USE neo4j MATCH (n) RETURN n", "USE"),
+    ("SHOW USERS", "SHOW USERS"),
+    ("show privileges", "SHOW PRIVILEGES"),
+    ("SHOW CURRENT USER", "SHOW CURRENT USER"),
+    ("SHOW ROLES", "SHOW ROLES"),
+    ("SHOW DATABASES", "SHOW DATABASES"),
+    ("SHOW SETTINGS", "SHOW SETTINGS"),
+    ("SHOW TRANSACTIONS", "SHOW TRANSACTIONS"),
+    ("SHOW USER kb PRIVILEGES", "SHOW USER KB PRIVILEGES"),
+    ("USE system SHOW USERS", "USE"),
+    ("CYPHER 5 USE neo4j MATCH (n) RETURN n", "USE"),
     ("MATCH (n) CALL (n) { USE other MATCH (m) RETURN m } RETURN m", "USE"),
 ]
 
@@ -148,8 +158,12 @@ def test_unicode_escapes_decode_like_neo4j() -> None:
 
 def test_query_type_verdict() -> None:
     check_query_type("r")
-    for kind, needle in (("w", "writes are not allowed (query type 'w')"), ("rw", "query type 'rw'"),
-                         ("s", "query type 's'"), (None, "did not classify")):
+    for kind, needle in (
+        ("w", "writes are not allowed (query type 'w')"),
+        ("rw", "query type 'rw'"),
+        ("s", "query type 's'"),
+        (None, "did not classify"),
+    ):
         with pytest.raises(Refused, match=needle.replace("(", r"\(").replace(")", r"\)")):
             check_query_type(kind)
 

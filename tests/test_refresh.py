@@ -26,8 +26,11 @@ def write(root: Path, rel: str, text: str) -> None:
 
 
 def small_vault(root: Path) -> Path:
-    write(root, "People/Ann.md",
-          "---\ndate: 2024-01-01\naliases: [Annie]\ntags: [person]\n---\n# Ann\nWorks with [[Bob]].")
+    write(
+        root,
+        "People/Ann.md",
+        "---\ndate: 2024-01-01\naliases: [Annie]\ntags: [person]\n---\n# Ann\nWorks with [[Bob]].",
+    )
     write(root, "People/Bob.md", "# Bob\nKnows [[Ann|her]] and [[Carol]] and [[Annie]]. #person/friend")
     write(root, "Notes/Plan.md", "---\ndate: 2024-02-02\n---\nSee [[People/Ann#Ann]] ![[chart.png]] ![[gone.png]]")
     write(root, "chart.png", "png")
@@ -39,8 +42,10 @@ def run(store: Store, vault: Path):  # type: ignore[no-untyped-def]
 
 
 def targets(store: Store, source: str) -> list[str]:
-    rows = store.read("MATCH (:Note {path: $p})-[:LINKS_TO]->(t) RETURN coalesce(t.path, 'missing:' + t.key) AS t "
-                      "ORDER BY t", p=source)
+    rows = store.read(
+        "MATCH (:Note {path: $p})-[:LINKS_TO]->(t) RETURN coalesce(t.path, 'missing:' + t.key) AS t ORDER BY t",
+        p=source,
+    )
     return [r["t"] for r in rows]
 
 
@@ -53,7 +58,8 @@ def test_first_build_and_a_second_run_that_writes_nothing(store: Store, tmp_path
     assert missing["annie"]["alias_of"] == ["People/Ann.md"]
     assert missing["gone.png"]["kind"] == "attachment"
     assert store.read("MATCH (:Note {path:'Notes/Plan.md'})-[:ATTACHES]->(a:Attachment) RETURN a.path AS p") == [
-        {"p": "chart.png"}]
+        {"p": "chart.png"}
+    ]
     parent = store.read("MATCH (:Tag {name:'person/friend'})-[:CHILD_OF]->(t:Tag) RETURN t.name AS n")
     assert parent == [{"n": "person"}]
     assert store.read("MATCH (f:Folder {path:'People'})-[:IN_FOLDER]->(p:Folder) RETURN p.path AS p") == [{"p": ""}]
@@ -82,8 +88,7 @@ def test_edit_add_delete_and_rename_relink(store: Store, tmp_path: Path) -> None
     s = run(store, vault)
     assert s.changed == ["People/Bob.md"] and s.added == []
     assert targets(store, "People/Bob.md") == ["People/Caroline.md"]
-    assert store.read("MATCH (m:Missing) RETURN m.key AS k ORDER BY k") == [
-        {"k": "gone.png"}, {"k": "people/ann"}]
+    assert store.read("MATCH (m:Missing) RETURN m.key AS k ORDER BY k") == [{"k": "gone.png"}, {"k": "people/ann"}]
 
 
 def test_touch_without_change_rewrites_nothing(store: Store, tmp_path: Path) -> None:
@@ -118,18 +123,29 @@ def settled_count(store: Store) -> int:
 def expected_note_links(vault: Path) -> int:
     """An independent count of resolved note links in `generated_vault`: distinct [[nK]] whose nK.md exists."""
     names = {p.stem for p in vault.rglob("*.md")}
-    return sum(len({t for t in re.findall(r"\[\[([^\]]+)\]\]", p.read_text()) if t in names})
-               for p in vault.rglob("*.md"))
+    return sum(
+        len({t for t in re.findall(r"\[\[([^\]]+)\]\]", p.read_text()) if t in names}) for p in vault.rglob("*.md")
+    )
 
 
 def kb_refresh_proc(env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", "from kb.cli import main; main()", "refresh", "--no-embed",
-                             "--no-extract", "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-c", "from kb.cli import main; main()", "refresh", "--no-embed", "--no-extract", "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def cli_env(tmp_path: Path, connection: Connection, vault: Path) -> dict[str, str]:
-    return {**os.environ, "KB_HOME": str(tmp_path / "home"), "NEO4J_URI": connection.uri,
-            "NEO4J_USER": connection.user, "NEO4J_PASSWORD": connection.password, "KB_VAULT": str(vault)}
+    return {
+        **os.environ,
+        "KB_HOME": str(tmp_path / "home"),
+        "NEO4J_URI": connection.uri,
+        "NEO4J_USER": connection.user,
+        "NEO4J_PASSWORD": connection.password,
+        "KB_VAULT": str(vault),
+    }
 
 
 def children_of(pid: int) -> list[int]:
@@ -186,8 +202,12 @@ def test_two_refreshes_at_once_one_waits_its_turn(store: Store, connection: Conn
     assert store.counts()["links"] == expected_note_links(vault)
 
 
-BOMB = "---\n" + "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n" + "".join(
-    f"{c}: &{c} [{','.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi")) + "---\nbody"
+BOMB = (
+    "---\n"
+    + 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+    + "".join(f"{c}: &{c} [{','.join(['*' + p] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    + "---\nbody"
+)
 
 NASTY = {
     "bomb.md": BOMB,
@@ -270,8 +290,13 @@ def forms_vault(root: Path, notes: int) -> Path:
     rng = random.Random(5)
     for i in range(notes):
         ks = [rng.randrange(notes + notes // 30) for _ in range(5)]
-        forms = [f"[[n{ks[0]}]]", f"[[n{ks[1]}|see this]]", f"[[f{ks[2] % 9}/n{ks[2]}]]", f"[[n{ks[3]}#Part]]",
-                 f"![[n{ks[4]}]]"]
+        forms = [
+            f"[[n{ks[0]}]]",
+            f"[[n{ks[1]}|see this]]",
+            f"[[f{ks[2] % 9}/n{ks[2]}]]",
+            f"[[n{ks[3]}#Part]]",
+            f"![[n{ks[4]}]]",
+        ]
         write(root, f"f{i % 9}/n{i}.md", f"# n{i}\n" + " ".join(forms) + f"\nwords {i}")
     return root
 

@@ -49,7 +49,8 @@ def test_filters_are_inside_the_index_query(store: Store, example_vault: Path) -
     for i in range(60):
         (example_vault / "Zzz").mkdir(exist_ok=True)
         (example_vault / f"Zzz/pricing {i}.md").write_text(
-            f"# Pricing decision {i}\nThe pricing decision for client files, per-client-file pricing again {i}.")
+            f"# Pricing decision {i}\nThe pricing decision for client files, per-client-file pricing again {i}."
+        )
     build(store, example_vault)
     after = search(store, "pricing decision for client files", k=10, filters=flt)
     assert paths(after) == paths(before) and all(p.startswith("Company/") for p in paths(after))
@@ -66,8 +67,20 @@ def test_tag_and_date_filters(store: Store, example_vault: Path) -> None:
     assert dated["results"] and all(r["chunks"][0]["date"] >= "2025-01-01" for r in dated["results"])
 
 
-@pytest.mark.parametrize("q", ['"unclosed', "price: per seat", "AutoMatch AND OR NOT", "*", "[x TO", "a\\b (",
-                               "~fuzzy^2 && || !", "/regex/", "?"])
+@pytest.mark.parametrize(
+    "q",
+    [
+        '"unclosed',
+        "price: per seat",
+        "AutoMatch AND OR NOT",
+        "*",
+        "[x TO",
+        "a\\b (",
+        "~fuzzy^2 && || !",
+        "/regex/",
+        "?",
+    ],
+)
 def test_hostile_lucene_is_escaped(store: Store, example_vault: Path, q: str) -> None:
     if not store.get_meta("embedder"):
         build(store, example_vault)
@@ -78,8 +91,9 @@ def test_hostile_lucene_is_escaped(store: Store, example_vault: Path, q: str) ->
 def test_lucene_query_builder() -> None:
     assert lucene_query('What is "AutoMatch": AND *?') == "+search:(automatch) -privacy:kbprivate"
     assert lucene_query("???") is None
-    q = lucene_query("fees", Filters(folder="/Company/", tag="#Client/Active", since="2024-01-01",
-                                     include_private=True))
+    q = lucene_query(
+        "fees", Filters(folder="/Company/", tag="#Client/Active", since="2024-01-01", include_private=True)
+    )
     assert q is not None and q.startswith("+search:(fees) +facets:kbf_") and "+facets:kbt_" in q
     assert q.endswith("+facets:[kbd_20240101 TO kbd_99991231]")
 
@@ -109,8 +123,9 @@ def test_same_question_same_order(store: Store, example_vault: Path) -> None:
 
 
 def test_fusion_ties_break_on_id() -> None:
-    hits = fuse([{"id": "b", "path": "x"}, {"id": "a", "path": "y"}],
-                [{"id": "a", "path": "y"}, {"id": "b", "path": "x"}])
+    hits = fuse(
+        [{"id": "b", "path": "x"}, {"id": "a", "path": "y"}], [{"id": "a", "path": "y"}, {"id": "b", "path": "x"}]
+    )
     assert [h.id for h in hits] == ["a", "b"] and hits[0].score == hits[1].score
 
 
@@ -153,8 +168,9 @@ def test_only_changed_chunks_are_embedded_again(store: Store, example_vault: Pat
     assert s.added == ["Clients/Mira Havel.md"] and third.texts == moved > 0  # the path is part of what is embedded
 
 
-def test_interrupted_embedding_resumes_without_paying_twice(store: Store, example_vault: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_interrupted_embedding_resumes_without_paying_twice(
+    store: Store, example_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("kb.embeddings.BATCH", 4)
     broken = CountingEmbedder(fail_after=2)
     with pytest.raises(EmbedderError):
@@ -168,16 +184,22 @@ def test_interrupted_embedding_resumes_without_paying_twice(store: Store, exampl
 def test_embedder_mismatch_is_an_error_until_reembed(store: Store, example_vault: Path) -> None:
     build(store, example_vault)
     store.set_meta("embedder", {"identity": "ollama:bge-m3:1024", "dimensions": 1024})
-    with pytest.raises(EmbedderError, match=r"built with ollama:bge-m3:1024 but the configured embedder is "
-                                            r"onnx:all-MiniLM-L6-v2-int8:384:r2: run `kb refresh --reembed`"):
+    with pytest.raises(
+        EmbedderError,
+        match=r"built with ollama:bge-m3:1024 but the configured embedder is "
+        r"onnx:all-MiniLM-L6-v2-int8:384:r2: run `kb refresh --reembed`",
+    ):
         build(store, example_vault)
     s = build(store, example_vault, reembed=True)
     assert s.embedded == s.counts["passages"] and store.get_meta("embedder")["identity"] == EMB.identity
 
 
 def test_each_leg_ranks_a_chunk_at_its_best_passage() -> None:
-    kw = [{"id": "c1", "path": "a", "passage": "c1:2"}, {"id": "c2", "path": "b", "passage": "c2:0"},
-          {"id": "c1", "path": "a", "passage": "c1:0"}]
+    kw = [
+        {"id": "c1", "path": "a", "passage": "c1:2"},
+        {"id": "c2", "path": "b", "passage": "c2:0"},
+        {"id": "c1", "path": "a", "passage": "c1:0"},
+    ]
     vec = [{"id": "c2", "path": "b", "passage": "c2:1"}, {"id": "c1", "path": "a", "passage": "c1:1"}]
     assert [r["passage"] for r in per_chunk(kw)] == ["c1:2", "c2:0"]
     hits = fuse_passages(kw, vec, FusionConfig(rrf_k=10))

@@ -20,8 +20,12 @@ from kb.store import SearchIndex, Store
 from search.hybrid import Filters, hybrid_search
 
 EMB = OnnxEmbedder()
-QUESTIONS = ("pricing decision for client files", "Who is the partner at Kestrel Capital?", "AutoMatch match rate",
-             "what did the board say about hiring?")
+QUESTIONS = (
+    "pricing decision for client files",
+    "Who is the partner at Kestrel Capital?",
+    "AutoMatch match rate",
+    "what did the board say about hiring?",
+)
 
 
 def build(store: Store, vault: Path, embedder: Any = EMB) -> None:
@@ -60,8 +64,9 @@ def test_vault_b_ranks_as_on_a_fresh_database(store: Store, example_vault: Path,
     assert rankings(store) == fresh and keyword_scores(store) == fresh_kw
 
 
-def test_rebuilt_indexes_forget_deleted_notes(store: Store, example_vault: Path, vault_b: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rebuilt_indexes_forget_deleted_notes(
+    store: Store, example_vault: Path, vault_b: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("kb.refresh.REBUILD_SHARE", 100.0)  # no rebuild by itself here
     build(store, vault_b)
     fresh_kw = keyword_scores(store)
@@ -106,13 +111,15 @@ def test_many_deletes_rebuild_the_indexes_by_themselves(store: Store, example_va
     for name in ("Meetings", "Metrics"):
         shutil.rmtree(example_vault / "Company" / name)
     summary = refresh_to(store, example_vault)
-    assert summary.indexes_rebuilt is not None and "rewritten or deleted since the last build" in \
-        summary.indexes_rebuilt
+    assert (
+        summary.indexes_rebuilt is not None and "rewritten or deleted since the last build" in summary.indexes_rebuilt
+    )
     assert keyword_scores(store) == fresh_kw and store.get_meta("indexes")["churn"] == 0
 
 
 def test_rebuild_indexes_flag(kb_env: Path, example_vault: Path, store: Store) -> None:
     from test_cli import invoke
+
     code, out = invoke("refresh", "--vault", str(example_vault), "--json")
     assert code == 0 and json.loads(out)["indexes_rebuilt"] is None
     code, out = invoke("refresh", "--vault", str(example_vault), "--rebuild-indexes", "--json")
@@ -143,17 +150,31 @@ def test_an_index_made_before_any_vector_binds_no_embedder(store: Store, example
         build(store, example_vault, DownEmbedder())  # now vectors exist: a switch needs --reembed
 
 
-@pytest.mark.parametrize(("filters", "limit"), [({"folder": "Company"}, 5), ({"since": "2024-01-01"}, 8),
-                                                ({"folder": "People"}, 60), ({"since": "2025-06-01"}, 40)])
-def test_filtered_vector_leg_is_the_exact_filtered_top(store: Store, example_vault: Path, filters: dict[str, str],
-                                                        limit: int) -> None:
+@pytest.mark.parametrize(
+    ("filters", "limit"),
+    [
+        ({"folder": "Company"}, 5),
+        ({"since": "2024-01-01"}, 8),
+        ({"folder": "People"}, 60),
+        ({"since": "2025-06-01"}, 40),
+    ],
+)
+def test_filtered_vector_leg_is_the_exact_filtered_top(
+    store: Store, example_vault: Path, filters: dict[str, str], limit: int
+) -> None:
     """Index first when enough candidates pass, an exact scan when too few do: either way the filtered top."""
     build(store, example_vault)
     vec = EMB.embed_query("what did we decide about pricing for client files?")
-    rows = store.read("MATCH (p:Passage) WHERE p.embedding IS NOT NULL RETURN p.id AS id, p.folder_key AS folder, "
-                      "p.date AS date, p.embedding AS v")
-    passing = [r for r in rows if r["folder"].startswith(filters.get("folder", "") + ("/" if "folder" in filters
-               else "")) and (r["date"] or "") >= filters.get("since", "")]
+    rows = store.read(
+        "MATCH (p:Passage) WHERE p.embedding IS NOT NULL RETURN p.id AS id, p.folder_key AS folder, "
+        "p.date AS date, p.embedding AS v"
+    )
+    passing = [
+        r
+        for r in rows
+        if r["folder"].startswith(filters.get("folder", "") + ("/" if "folder" in filters else ""))
+        and (r["date"] or "") >= filters.get("since", "")
+    ]
     cos = {r["id"]: sum(a * b for a, b in zip(r["v"], vec)) for r in passing}
     expected = sorted(cos, key=lambda i: (-cos[i], i))[:limit]
     got = SearchIndex(store).vector(vec, limit, {**filters})

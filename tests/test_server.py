@@ -59,8 +59,11 @@ def managed(neo4j_server: server.ServerInfo, tmp_path_factory: pytest.TempPathFa
         mp.setenv("NEO4J_PASSWORD", WRONG)
         cfg = load_config(home=home, env={"NEO4J_PASSWORD": WRONG, "NEO4J_USER": "mallory"})
         info = server.start(cfg)
-        cmdlines = [Path(f"/proc/{p}/cmdline").read_bytes() for p in os.listdir("/proc") if p.isdigit()
-                    and Path(f"/proc/{p}/cmdline").exists()]
+        cmdlines = [
+            Path(f"/proc/{p}/cmdline").read_bytes()
+            for p in os.listdir("/proc")
+            if p.isdigit() and Path(f"/proc/{p}/cmdline").exists()
+        ]
     yield {"home": home, "info": info, "argvs": recorder.argvs, "cmdlines": cmdlines}
     server.stop(load_config(home=home, env={}))
 
@@ -108,8 +111,9 @@ def test_password_never_on_a_command_line(managed: dict[str, Any]) -> None:
 
 
 def _loose(path: Path) -> list[str]:
-    return sorted(str(p) for p in [path, *path.rglob("*")]
-                  if not p.is_symlink() and stat.S_IMODE(p.lstat().st_mode) & 0o077)
+    return sorted(
+        str(p) for p in [path, *path.rglob("*")] if not p.is_symlink() and stat.S_IMODE(p.lstat().st_mode) & 0o077
+    )
 
 
 def test_home_and_server_files_are_private(managed: dict[str, Any]) -> None:
@@ -162,7 +166,7 @@ def test_initial_password_file_keeps_odd_characters(managed: dict[str, Any], tmp
     paths.root.mkdir()
     os.symlink(server.paths_for(load_config(home=managed["home"], env={})).lib, paths.lib)
     server.write_conf(paths, server.free_port(), "256m", "64m")
-    odd = '-dash sp ace"quote\\back\'single#hash'
+    odd = "-dash sp ace\"quote\\back'single#hash"
     server._set_initial_password(paths, find_java(), odd)
     _, credential, _ = (paths.data / "dbms" / "auth.ini").read_text().split(":", 2)
     _, digest, salt, _ = credential.split(",")
@@ -170,21 +174,26 @@ def test_initial_password_file_keeps_odd_characters(managed: dict[str, Any], tmp
     assert not list((paths.root / "run").glob("*.args"))
 
 
-@pytest.mark.parametrize("uri, shown", [
-    ("neo4j://alice:hunter22@db.example:7687", "neo4j://alice:***@db.example:7687"),
-    ("bolt://127.0.0.1:7687", "bolt://127.0.0.1:7687"),
-    ("neo4j+s://bob@db.example", "neo4j+s://bob@db.example"),
-])
+@pytest.mark.parametrize(
+    "uri, shown",
+    [
+        ("neo4j://alice:hunter22@db.example:7687", "neo4j://alice:***@db.example:7687"),
+        ("bolt://127.0.0.1:7687", "bolt://127.0.0.1:7687"),
+        ("neo4j+s://bob@db.example", "neo4j+s://bob@db.example"),
+    ],
+)
 def test_redact_uri(uri: str, shown: str) -> None:
     assert redact_uri(uri) == shown
 
 
 @pytest.mark.parametrize("args", [["db", "init"], ["db", "status"], ["db", "start"], ["browse"]])
 @pytest.mark.parametrize("password_env", [None, "x"])
-def test_a_password_inside_neo4j_uri_is_never_echoed(args: list[str], password_env: str | None,
-                                                     tmp_path: Path) -> None:
-    env = {"KB_HOME": str(tmp_path), "NEO4J_URI": f"neo4j://alice:hunter22@127.0.0.1:{server.free_port()}",
-           "NEO4J_PASSWORD": password_env}
+def test_a_password_inside_neo4j_uri_is_never_echoed(args: list[str], password_env: str | None, tmp_path: Path) -> None:
+    env = {
+        "KB_HOME": str(tmp_path),
+        "NEO4J_URI": f"neo4j://alice:hunter22@127.0.0.1:{server.free_port()}",
+        "NEO4J_PASSWORD": password_env,
+    }
     result = CliRunner().invoke(cli, args, env=env)
     assert "hunter22" not in result.output
     assert "alice:***@127.0.0.1" in result.output

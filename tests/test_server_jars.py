@@ -21,8 +21,9 @@ GOOD = {"a": b"A" * 5000 + b"end-a", "b": bytes(range(256)) * 40}
 
 
 def make_lock(contents: dict[str, bytes]) -> jars.Lock:
-    rows = [f"{hashlib.sha256(data).hexdigest()} {len(data)} org.example.kb:{name}:1.0" for name, data in
-            contents.items()]
+    rows = [
+        f"{hashlib.sha256(data).hexdigest()} {len(data)} org.example.kb:{name}:1.0" for name, data in contents.items()
+    ]
     return jars.parse_lock("neo4j 9.9.9\n" + "\n".join(rows) + "\n")
 
 
@@ -160,17 +161,22 @@ def test_plain_http_only_to_this_machine(isolated: Path, monkeypatch: pytest.Mon
         jars.ensure(isolated, make_lock(GOOD))
 
 
-def test_sources_from_env_and_maven_settings(isolated: Path, repo: Repo, monkeypatch: pytest.MonkeyPatch,
-                                             tmp_path: Path) -> None:
+def test_sources_from_env_and_maven_settings(
+    isolated: Path, repo: Repo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     m2 = tmp_path / "user" / ".m2"
     m2.mkdir(parents=True)
     (m2 / "settings.xml").write_text(
         '<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0"><localRepository>${user.home}/m2repo'
-        '</localRepository><mirrors><mirror><id>m</id><mirrorOf>central</mirrorOf>'
-        f'<url>{repo.url}</url></mirror></mirrors></settings>')
+        "</localRepository><mirrors><mirror><id>m</id><mirrorOf>central</mirrorOf>"
+        f"<url>{repo.url}</url></mirror></mirrors></settings>"
+    )
     monkeypatch.setenv(jars.REPO_ENV, "https://first.example/r/")
     assert jars.repository_urls("https://second.example/r") == [
-        "https://first.example/r", "https://second.example/r", repo.url]
+        "https://first.example/r",
+        "https://second.example/r",
+        repo.url,
+    ]
     assert jars.local_repository() == tmp_path / "user" / "m2repo"
     monkeypatch.delenv(jars.REPO_ENV)
     lock = make_lock(GOOD)

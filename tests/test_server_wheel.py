@@ -55,10 +55,16 @@ def test_the_truncated_jar_was_fetched_again(wheel_home: Path) -> None:
 def test_the_example_vault_builds_on_the_wheel_server(wheel_home: Path, tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     shutil.copytree(EXAMPLE_VAULT, vault, symlinks=True)
-    env = {"KB_HOME": str(wheel_home), "NEO4J_URI": None, "NEO4J_PASSWORD": None, "KB_VAULT": None,
-           "KB_EMBEDDER": "onnx:minilm"}
-    result = CliRunner().invoke(cli, ["refresh", "--vault", str(vault), "--no-embed", "--no-extract", "--json"],
-                                env=env)
+    env = {
+        "KB_HOME": str(wheel_home),
+        "NEO4J_URI": None,
+        "NEO4J_PASSWORD": None,
+        "KB_VAULT": None,
+        "KB_EMBEDDER": "onnx:minilm",
+    }
+    result = CliRunner().invoke(
+        cli, ["refresh", "--vault", str(vault), "--no-embed", "--no-extract", "--json"], env=env
+    )
     assert result.exit_code == 0, result.output
     with Store(connection_for(load_config(home=wheel_home, env={}))) as st:
         notes = st.read("MATCH (n:Note) RETURN count(n) AS n")[0]["n"]

@@ -12,8 +12,23 @@ from click.testing import CliRunner
 from kb import __version__
 from kb.cli import COMMANDS, cli, load_command
 
-HEAVY = ("neo4j", "onnxruntime", "anthropic", "ollama", "matplotlib", "numpy", "extract", "search", "eval",
-         "kb.store", "kb.cli.search", "kb.mcp_server", "yaml", "tiktoken", "rich")
+HEAVY = (
+    "neo4j",
+    "onnxruntime",
+    "anthropic",
+    "ollama",
+    "matplotlib",
+    "numpy",
+    "extract",
+    "search",
+    "eval",
+    "kb.store",
+    "kb.cli.search",
+    "kb.mcp_server",
+    "yaml",
+    "tiktoken",
+    "rich",
+)
 
 
 def eager_group() -> click.Group:
@@ -43,8 +58,10 @@ def test_help_is_the_same_as_the_eager_group() -> None:
 
 
 def test_help_imports_no_command_module() -> None:
-    code = ("import sys; sys.argv = ['kb', '--help']\nfrom kb.cli import main\ntry:\n    main()\n"
-            "except SystemExit:\n    pass\nimport json\nprint(json.dumps(sorted(sys.modules)))")
+    code = (
+        "import sys; sys.argv = ['kb', '--help']\nfrom kb.cli import main\ntry:\n    main()\n"
+        "except SystemExit:\n    pass\nimport json\nprint(json.dumps(sorted(sys.modules)))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     loaded = json.loads(proc.stdout.splitlines()[-1])
     assert "Commands:" in proc.stdout
@@ -66,7 +83,8 @@ def loaded_by(name: str) -> set[str]:
 
 def test_commands_load_only_what_they_use() -> None:
     """The SDKs, charts, the extractor and the progress bars wait for the commands that use them."""
-    assert loaded_by("search") & {"anthropic", "ollama", "matplotlib", "extract", "eval", "rich",
-                                  "onnxruntime"} == set()
+    assert (
+        loaded_by("search") & {"anthropic", "ollama", "matplotlib", "extract", "eval", "rich", "onnxruntime"} == set()
+    )
     assert loaded_by("skills") & {"neo4j", "numpy", "anthropic", "ollama", "search", "extract"} == set()
     assert loaded_by("mcp") & {"mcp", "neo4j", "anthropic", "ollama", "extract"} == set()

@@ -21,8 +21,14 @@ def test_visible_escapes_every_control_but_newline_and_tab() -> None:
 def on_a_tty(args: list[str], env: dict[str, str], cwd: Path) -> bytes:
     """Run the kb command with stdout on a pseudo-terminal and return what the terminal received."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-c", "from kb.cli import main; main()", *args], stdout=slave,
-                            stderr=slave, stdin=subprocess.DEVNULL, env=env, cwd=cwd)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from kb.cli import main; main()", *args],
+        stdout=slave,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
+    )
     os.close(slave)
     out = b""
     while True:

@@ -14,21 +14,49 @@ TODAY = dt.date(2026, 12, 1)
 CHAIN = "thing:crumb"
 
 
-def row(value: str, path: str, when: str, *, attribute: str = "store_count", modality: str = "fact",
-        current: bool = False, sup: str | None = None, entry: str = CHAIN, score: float | None = 0.5,
-        then: str | None = None) -> dict[str, Any]:
-    return {"entry": entry, "entity": "Crumb", "asked": True, "score": score, "chunk": f"{path}#1",
-            "sup": [{"value": "later", "as_of": sup, "note_path": "x.md"}] if sup else [], "conf": [],
-            "then": [{"value": "done", "as_of": then, "note_path": "y.md"}] if then else [],
-            "claim": {"attribute": attribute, "value": value, "note_path": path, "note_date": when,
-                      "valid_from": when, "modality": modality, "is_current": current, "quote": value,
-                      "attr_stems": sorted({w.rstrip("s") for w in attribute.split("_") if w != "count"})}}
+def row(
+    value: str,
+    path: str,
+    when: str,
+    *,
+    attribute: str = "store_count",
+    modality: str = "fact",
+    current: bool = False,
+    sup: str | None = None,
+    entry: str = CHAIN,
+    score: float | None = 0.5,
+    then: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "entry": entry,
+        "entity": "Crumb",
+        "asked": True,
+        "score": score,
+        "chunk": f"{path}#1",
+        "sup": [{"value": "later", "as_of": sup, "note_path": "x.md"}] if sup else [],
+        "conf": [],
+        "then": [{"value": "done", "as_of": then, "note_path": "y.md"}] if then else [],
+        "claim": {
+            "attribute": attribute,
+            "value": value,
+            "note_path": path,
+            "note_date": when,
+            "valid_from": when,
+            "modality": modality,
+            "is_current": current,
+            "quote": value,
+            "attr_stems": sorted({w.rstrip("s") for w in attribute.split("_") if w != "count"}),
+        },
+    }
 
 
-STORES = [row("31", "q3-2026.md", "2026-09-30", current=True), row("24", "2024-review.md", "2024-12-31",
-          sup="2025-06-30"), row("27", "2025-mid.md", "2025-06-30", sup="2026-09-30"),
-          row("40", "plan-2026.md", "2026-01-10", modality="plan"),
-          row("45", "ai-chat.md", "2026-02-01", modality="ai_suggestion")]
+STORES = [
+    row("31", "q3-2026.md", "2026-09-30", current=True),
+    row("24", "2024-review.md", "2024-12-31", sup="2025-06-30"),
+    row("27", "2025-mid.md", "2025-06-30", sup="2026-09-30"),
+    row("40", "plan-2026.md", "2026-01-10", modality="plan"),
+    row("45", "ai-chat.md", "2026-02-01", modality="ai_suggestion"),
+]
 
 
 def ranked(*paths: str) -> list[dict[str, Any]]:
@@ -63,8 +91,14 @@ def test_outdated_and_non_factual_notes_go_below_the_fact() -> None:
     stand = standings(STORES, q, None)
     results = ranked("ai-chat.md", "2024-review.md", "about.md", "q3-2026.md", "plan-2026.md", "menu.md")
     out = demote(results, stand)
-    assert [r["path"] for r in out] == ["about.md", "q3-2026.md", "ai-chat.md", "2024-review.md",
-                                        "plan-2026.md", "menu.md"]
+    assert [r["path"] for r in out] == [
+        "about.md",
+        "q3-2026.md",
+        "ai-chat.md",
+        "2024-review.md",
+        "plan-2026.md",
+        "menu.md",
+    ]
     assert [r["rank"] for r in out] == [1, 2, 3, 4, 5, 6]
     assert out[2]["demoted"].startswith("only plans, opinions or suggestions")
     assert out[3]["demoted"].startswith("outdated claims")
@@ -102,22 +136,35 @@ def test_current_only_leaves_outdated_claims_out() -> None:
 
 def test_lead_claims_at_a_date() -> None:
     assert [r["claim"]["value"] for r in lead_claims(STORES, {CHAIN}, {"store"}, None, None)] == ["31"]
-    assert [r["claim"]["value"] for r in lead_claims(STORES, {CHAIN}, {"store"}, "2025-01-01", "2025-12-31")] \
-        == ["27"]
+    assert [r["claim"]["value"] for r in lead_claims(STORES, {CHAIN}, {"store"}, "2025-01-01", "2025-12-31")] == ["27"]
     assert lead_claims(STORES, {CHAIN}, {"store"}, "2023-01-01", "2023-12-31") == []  # nothing then
 
 
 def test_did_it_happen_reads_each_chunks_nearest_claims() -> None:
     q = parse("Did Crumb ever open the harbour store?", TODAY)
-    plan = [row("harbour store", "plan.md", "2025-01-01", attribute="opening", modality="plan", score=0.8),
-            row("June", "plan.md", "2025-01-01", attribute="opening_date", modality="plan", score=0.7),
-            row("3 staff", "plan.md", "2025-01-01", attribute="staffing", score=0.1)]  # a fact, but far
-    chat = [row("harbour", "chat.md", "2025-02-01", attribute="site", modality="ai_suggestion", score=0.9,
-                entry="thing:harbour")]
+    plan = [
+        row("harbour store", "plan.md", "2025-01-01", attribute="opening", modality="plan", score=0.8),
+        row("June", "plan.md", "2025-01-01", attribute="opening_date", modality="plan", score=0.7),
+        row("3 staff", "plan.md", "2025-01-01", attribute="staffing", score=0.1),
+    ]  # a fact, but far
+    chat = [
+        row(
+            "harbour",
+            "chat.md",
+            "2025-02-01",
+            attribute="site",
+            modality="ai_suggestion",
+            score=0.9,
+            entry="thing:harbour",
+        )
+    ]
     done = [row("never opened", "review.md", "2026-01-01", attribute="opening", score=0.85)]
     stand = standings(relevant(plan + chat + done, q, {CHAIN}, 0.05), q, None)
-    assert {p: s.standing for p, s in stand.items()} == {"plan.md": "not_fact", "chat.md": "not_fact",
-                                                          "review.md": "states"}
+    assert {p: s.standing for p, s in stand.items()} == {
+        "plan.md": "not_fact",
+        "chat.md": "not_fact",
+        "review.md": "states",
+    }
     other = row("opened", "elsewhere.md", "2026-01-01", attribute="opening", score=0.82, entry="thing:harbour")
     assert "elsewhere.md" not in standings(relevant(chat + [other], q, {CHAIN}, 0.05), q, None)  # not named
     near = {**other, "score": 0.88}  # unless its line is as near the question as the best
@@ -129,8 +176,10 @@ def test_did_it_happen_reads_each_chunks_nearest_claims() -> None:
 def test_a_promoted_note_is_not_demoted_and_stems_only_without_a_margin() -> None:
     q = parse("How many stores does Crumb run today?", TODAY)
     stand = standings(STORES, q, None)
-    results = [{**r, "promoted": "states the current value"} if r["path"] == "2024-review.md" else r
-               for r in ranked("2024-review.md", "ai-chat.md", "q3-2026.md")]
+    results = [
+        {**r, "promoted": "states the current value"} if r["path"] == "2024-review.md" else r
+        for r in ranked("2024-review.md", "ai-chat.md", "q3-2026.md")
+    ]
     out = demote(results, stand)
     assert [r["path"] for r in out] == ["2024-review.md", "q3-2026.md", "ai-chat.md"]  # it states the value asked
     near = row("9", "q3-2026.md", "2026-09-30", attribute="outlet_total", current=True, score=0.52)
@@ -141,8 +190,9 @@ def test_a_timeline_can_lead_by_its_line_vector() -> None:
     asked = [{**r, "asked": False} for r in STORES]  # the question's words name no attribute (another language)
     assert lead_claims(asked, {CHAIN}, set(), None, None) == []
     assert [r["claim"]["value"] for r in lead_claims(asked, {CHAIN}, set(), None, None, 0.05)] == ["31"]
-    far = [{**r, "score": 0.1} for r in asked] + [{**row("Lena", "people.md", "2026-01-01", attribute="head_baker",
-                                                          current=True, sup="2026-02-01"), "score": 0.9}]
+    far = [{**r, "score": 0.1} for r in asked] + [
+        {**row("Lena", "people.md", "2026-01-01", attribute="head_baker", current=True, sup="2026-02-01"), "score": 0.9}
+    ]
     assert [r["claim"]["value"] for r in lead_claims(far, {CHAIN}, set(), None, None, 0.05)] == ["Lena"]  # only
     # the nearest timeline leads, never the far one
 
@@ -151,6 +201,12 @@ def test_a_demoted_note_drops_at_most_max_drop_places() -> None:
     q = parse("How many stores does Crumb run today?", TODAY)
     stand = standings(STORES, q, None)
     results = ranked("ai-chat.md", "a.md", "b.md", "c.md", "q3-2026.md", "d.md")
-    assert [r["path"] for r in demote(results, stand, max_drop=2)] == ["a.md", "b.md", "ai-chat.md", "c.md",
-                                                                        "q3-2026.md", "d.md"]
+    assert [r["path"] for r in demote(results, stand, max_drop=2)] == [
+        "a.md",
+        "b.md",
+        "ai-chat.md",
+        "c.md",
+        "q3-2026.md",
+        "d.md",
+    ]
     assert [r["path"] for r in demote(results, stand, depth=3)] == [r["path"] for r in results]  # fact too low

@@ -18,27 +18,42 @@ from kb.terminal import SafeStream, visible
 
 # name -> (module that registers it, the first paragraph of its help); tests/test_startup_table.py checks it.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "browse": ("kb.cli.browse",
-               "Print how to open the graph in Neo4j Browser/Desktop; write a style file and saved queries."),
+    "browse": (
+        "kb.cli.browse",
+        "Print how to open the graph in Neo4j Browser/Desktop; write a style file and saved queries.",
+    ),
     "db": ("kb.cli.db", "Run kb's private Neo4j server, or check the one you configured."),
     "entities": ("kb.cli.entities", "Look at the entities of the knowledge layer."),
     "eval": ("kb.cli.eval", "Score search modes on graded questions over a vault."),
-    "extract": ("kb.cli.extract", "A sample before a full run (--sample N [--folder F]); `kb extract status` "
-                "collects finished batches into the cache and builds the layer from it."),
+    "extract": (
+        "kb.cli.extract",
+        "A sample before a full run (--sample N [--folder F]); `kb extract status` "
+        "collects finished batches into the cache and builds the layer from it.",
+    ),
     "mcp": ("kb.cli.mcp", "Serve search, cypher, get_note and schema to an MCP client over stdio (read-only)."),
-    "path": ("kb.cli.entities",
-             "The shortest path (up to 4 hops, never through a hub) between two entities, with evidence."),
-    "rebuild-entities": ("kb.cli.entities",
-                         "Rebuild the entity layer from the extraction cache: local, free and deterministic."),
-    "refresh": ("kb.cli.refresh",
-                "Bring the graph up to date with the vault: only new or edited notes are parsed again."),
-    "retype": ("kb.cli.entities",
-               "Re-type vague RELATED_TO links in batches of 40 from their endpoints and evidence (paid, cached)."),
+    "path": (
+        "kb.cli.entities",
+        "The shortest path (up to 4 hops, never through a hub) between two entities, with evidence.",
+    ),
+    "rebuild-entities": (
+        "kb.cli.entities",
+        "Rebuild the entity layer from the extraction cache: local, free and deterministic.",
+    ),
+    "refresh": (
+        "kb.cli.refresh",
+        "Bring the graph up to date with the vault: only new or edited notes are parsed again.",
+    ),
+    "retype": (
+        "kb.cli.entities",
+        "Re-type vague RELATED_TO links in batches of 40 from their endpoints and evidence (paid, cached).",
+    ),
     "search": ("kb.cli.search", "Search the vault: hybrid (keyword + dense, fused by rank), graph, or auto."),
     "skills": ("kb.cli.skills", "kb's agent skills (kb-admin, kb-hybrid-retrieval, kb-graph-search)."),
     "status": ("kb.cli.refresh", "What the graph holds: counts, embedder, broken links and notes with warnings."),
-    "timeline": ("kb.cli.entities",
-                 "An entity's claim timeline as of a date, current value first, superseded values marked."),
+    "timeline": (
+        "kb.cli.entities",
+        "An entity's claim timeline as of a date, current value first, superseded values marked.",
+    ),
 }
 
 
@@ -66,8 +81,10 @@ class KbGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from the table, without importing any command."""
         limit = formatter.width - 6 - max(len(name) for name in COMMANDS)
-        rows = [(name, click.Command(name, help=text).get_short_help_str(limit))
-                for name, (_, text) in sorted(COMMANDS.items())]
+        rows = [
+            (name, click.Command(name, help=text).get_short_help_str(limit))
+            for name, (_, text) in sorted(COMMANDS.items())
+        ]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

@@ -34,9 +34,13 @@ relationship { shaft-width: 1px; font-size: 8px; caption: '<type>'; }
 relationship.LINKS_TO { shaft-width: 2px; color: #4C8EDA; }
 """
 
+
 @click.command("browse")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Where to write the style and queries (default: KB_HOME/browse).")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where to write the style and queries (default: KB_HOME/browse).",
+)
 @json_option
 def browse(out: Path | None, as_json: bool) -> None:
     """Print how to open the graph in Neo4j Browser/Desktop; write a style file and saved queries."""
@@ -48,8 +52,13 @@ def browse(out: Path | None, as_json: bool) -> None:
     for name, text in QUERIES.items():
         (folder / name).write_text(text + "\n", encoding="utf-8")
     uri = redact_uri(conn.uri)
-    info = {"uri": uri, "user": conn.user, "database": conn.database, "style": str(folder / "kb-style.grass"),
-            "queries": [str(folder / n) for n in QUERIES]}
+    info = {
+        "uri": uri,
+        "user": conn.user,
+        "database": conn.database,
+        "style": str(folder / "kb-style.grass"),
+        "queries": [str(folder / n) for n in QUERIES],
+    }
     if as_json:
         emit_json(info)
         return

@@ -22,8 +22,11 @@ def json_option(fn: F) -> F:
 
 
 def vault_option(fn: F) -> F:
-    return click.option("--vault", type=click.Path(file_okay=False, path_type=str),
-                        help="The vault folder (default: KB_VAULT or the config file).")(fn)
+    return click.option(
+        "--vault",
+        type=click.Path(file_okay=False, path_type=str),
+        help="The vault folder (default: KB_VAULT or the config file).",
+    )(fn)
 
 
 def embedder_option(fn: F) -> F:
@@ -37,6 +40,7 @@ def config(**flags: Any) -> Config:
 def store(cfg: Config) -> Store:
     """The graph store; the Neo4j driver is imported here, by the commands that need it."""
     from kb.store import open_store
+
     return open_store(cfg)
 
 

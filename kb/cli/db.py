@@ -27,8 +27,11 @@ def start(as_json: bool) -> None:
         return
     if not as_json:
         if os.environ.get("NEO4J_PASSWORD"):
-            click.echo("NEO4J_PASSWORD is set but NEO4J_URI is not: kb's own server keeps using the password "
-                       f"stored in {cfg.config_file} (set NEO4J_URI to use another server).", err=True)
+            click.echo(
+                "NEO4J_PASSWORD is set but NEO4J_URI is not: kb's own server keeps using the password "
+                f"stored in {cfg.config_file} (set NEO4J_URI to use another server).",
+                err=True,
+            )
         click.echo("Starting Neo4j (the first start fetches and verifies its jars)...", err=True)
     info = server.start(cfg, progress=None if as_json else lambda line: click.echo(line, err=True))
     cfg = load_config()
@@ -36,8 +39,10 @@ def start(as_json: bool) -> None:
         emit_json({"uri": info.uri, "user": info.user, "pid": info.pid, "config": str(cfg.config_file)})
         return
     click.echo(f"Neo4j is running at {info.uri} (pid {info.pid}).")
-    click.echo(f"Connect Neo4j Desktop or Browser: add a remote connection to {info.uri}, user "
-               f"'{info.user}', password from neo4j_password in {cfg.config_file}.")
+    click.echo(
+        f"Connect Neo4j Desktop or Browser: add a remote connection to {info.uri}, user "
+        f"'{info.user}', password from neo4j_password in {cfg.config_file}."
+    )
 
 
 @db.command("stop")
@@ -76,13 +81,19 @@ def init(as_json: bool) -> None:
         st.init_schema()
         meta = st.get_meta("schema")
         names = st.index_names()
-        result = {"uri": redact_uri(st.conn.uri), "server_version": st.version, "schema_version": meta.get("version"),
-                  "indexes": names}
+        result = {
+            "uri": redact_uri(st.conn.uri),
+            "server_version": st.version,
+            "schema_version": meta.get("version"),
+            "indexes": names,
+        }
     if as_json:
         emit_json(result)
     else:
-        click.echo(f"Schema v{result['schema_version']} ready on {result['uri']} (Neo4j {result['server_version']}); "
-                   f"{len(names)} indexes and constraints.")
+        click.echo(
+            f"Schema v{result['schema_version']} ready on {result['uri']} (Neo4j {result['server_version']}); "
+            f"{len(names)} indexes and constraints."
+        )
 
 
 def register(cli: click.Group) -> None:

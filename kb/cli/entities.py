@@ -32,8 +32,10 @@ def rebuild_entities(as_json: bool) -> None:
         emit_json(result)
     else:
         c = result["counts"]
-        click.echo(f"Rebuilt from {result['cached']} cached extractions: {c['entities']} entities, "
-                   f"{c['relationships']} relationships, {c['claims']} claims.")
+        click.echo(
+            f"Rebuilt from {result['cached']} cached extractions: {c['entities']} entities, "
+            f"{c['relationships']} relationships, {c['claims']} claims."
+        )
 
 
 @click.command("retype")
@@ -45,12 +47,19 @@ def retype_cmd(yes: bool, as_json: bool) -> None:
     confirm = None if as_json or not stdin_is_tty() else (lambda q: click.confirm(q, default=False))
     extractor = make_extractor(cfg, dict(os.environ))
     if extractor is None:
-        raise ConfigError("kb retype needs an extractor: set ANTHROPIC_API_KEY, or extractor = \"ollama:MODEL\" "
-                          "in the kb config")
+        raise ConfigError(
+            'kb retype needs an extractor: set ANTHROPIC_API_KEY, or extractor = "ollama:MODEL" in the kb config'
+        )
     with store(cfg) as st:
         emb = make_embedder(cfg)
-        result = rebuild(st, cfg, emb if built_by(st, emb) else None, extractor, retype=True,
-                         policy=policy_for(cfg, yes, False, confirm))
+        result = rebuild(
+            st,
+            cfg,
+            emb if built_by(st, emb) else None,
+            extractor,
+            retype=True,
+            policy=policy_for(cfg, yes, False, confirm),
+        )
     if as_json:
         emit_json(result)
         return
@@ -81,8 +90,11 @@ def show(name: str, as_json: bool) -> None:
         e = _one(ks, name)
         claims = ks.entity_claims(e["key"])
         rels = ks.entity_relationships(e["key"])
-    data: dict[str, Any] = {"entity": {**e, "merge_log": json.loads(e.get("merge_log") or "[]")}, "claims": claims,
-            "relationships": rels}
+    data: dict[str, Any] = {
+        "entity": {**e, "merge_log": json.loads(e.get("merge_log") or "[]")},
+        "claims": claims,
+        "relationships": rels,
+    }
     if as_json:
         emit_json(data)
         return
@@ -97,8 +109,10 @@ def show(name: str, as_json: bool) -> None:
     for r in rels:
         arrow = f"-{r['type']}->" if r["outgoing"] else f"<-{r['type']}-"
         p = r["props"]
-        click.echo(f"  {arrow} {r['other']} ({p['count']}x, {p['first_seen']}..{p['last_seen']}, "
-                   f"{'/'.join(p['modalities'])}): \"{p['evidence'][0]}\"")
+        click.echo(
+            f"  {arrow} {r['other']} ({p['count']}x, {p['first_seen']}..{p['last_seen']}, "
+            f'{"/".join(p["modalities"])}): "{p["evidence"][0]}"'
+        )
 
 
 def _claim_line(row: dict[str, Any]) -> str:
@@ -154,7 +168,7 @@ def path_cmd(a: str, b: str, as_json: bool) -> None:
     for s in steps:
         src = s["source"]
         cite = f"[{src.get('path')}, {src.get('date')}]"
-        click.echo(f"  {s['from']} -{s['type']}-> {s['to']}: \"{s['evidence']}\" {cite}")
+        click.echo(f'  {s["from"]} -{s["type"]}-> {s["to"]}: "{s["evidence"]}" {cite}')
 
 
 @click.command("timeline")
@@ -169,8 +183,11 @@ def timeline_cmd(entity: str, attribute: str | None, as_of: str | None, as_json:
         ks = KnowledgeStore(st)
         e = _one(ks, entity)
         rows = [r["claim"] for r in ks.entity_claims(e["key"])]
-    claims = [{"entity": e["key"], "props": dict(c)} for c in rows
-              if (attribute is None or c["attribute"] == attribute) and (day is None or written(c) <= day)]
+    claims = [
+        {"entity": e["key"], "props": dict(c)}
+        for c in rows
+        if (attribute is None or c["attribute"] == attribute) and (day is None or written(c) <= day)
+    ]
     edges = timelines(claims)  # recomputed over what was written by then
     by_id = {c["props"]["id"]: c["props"] for c in claims}
     later = {x["a"]: by_id[x["b"]] for x in edges["SUPERSEDED_BY"]}
@@ -184,7 +201,6 @@ def timeline_cmd(entity: str, attribute: str | None, as_of: str | None, as_json:
         mark = "CURRENT" if c.get("is_current") else c["modality"]
         tail = f"; superseded by {later[c['id']]['value']}" if c["id"] in later else ""
         click.echo(f"  {c['attribute']} = {c['value']} [{mark}] {c['note_path']} ({c['note_date']}){tail}")
-
 
 
 def register(cli: click.Group) -> None:

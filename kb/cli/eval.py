@@ -26,8 +26,18 @@ from kb.store import SearchIndex
 from search.fusion import FUSION_PRESETS
 from search.hybrid import iso_date
 
-MODES = ("hybrid", "keyword", "vector", "naive", "flat", "graph", "auto", "graph-notrim", "graph-nopromote",
-         "graph-current")
+MODES = (
+    "hybrid",
+    "keyword",
+    "vector",
+    "naive",
+    "flat",
+    "graph",
+    "auto",
+    "graph-notrim",
+    "graph-nopromote",
+    "graph-current",
+)
 
 
 @click.group("eval")
@@ -67,17 +77,39 @@ def check(questions: str, vault: str, as_json: bool) -> None:
 @click.option("--modes", default="hybrid,flat", show_default=True, help="Comma list of: " + ", ".join(MODES))
 @click.option("--split", type=click.Choice(["dev", "test"]), help="Only this split.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Report folder (default eval-out/DATE).")
-@click.option("--refresh", "do_refresh", is_flag=True,
-              help="Refresh the graph from --vault first (the knowledge layer from cached extractions only); "
-                   "a graph of another vault is cleared first.")
-@click.option("--extract-cache", "caches", multiple=True, type=click.Path(exists=True, file_okay=False),
-              help="A folder of recorded extractions to read (repeatable).")
-@click.option("--today", help="Read relative dates in the questions against this day, YYYY-MM-DD (default: the real "
-              "today), so a run is repeatable.")
+@click.option(
+    "--refresh",
+    "do_refresh",
+    is_flag=True,
+    help="Refresh the graph from --vault first (the knowledge layer from cached extractions only); "
+    "a graph of another vault is cleared first.",
+)
+@click.option(
+    "--extract-cache",
+    "caches",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="A folder of recorded extractions to read (repeatable).",
+)
+@click.option(
+    "--today",
+    help="Read relative dates in the questions against this day, YYYY-MM-DD (default: the real "
+    "today), so a run is repeatable.",
+)
 @embedder_option
 @json_option
-def run(questions: str, vault: str, modes: str, split: str | None, out_dir: str | None, do_refresh: bool,
-        caches: tuple[str, ...], today: str | None, embedder: str | None, as_json: bool) -> None:
+def run(
+    questions: str,
+    vault: str,
+    modes: str,
+    split: str | None,
+    out_dir: str | None,
+    do_refresh: bool,
+    caches: tuple[str, ...],
+    today: str | None,
+    embedder: str | None,
+    as_json: bool,
+) -> None:
     """Run every mode on every question; write report.md, rows.json and PNG charts."""
     names = [m.strip() for m in modes.split(",") if m.strip()]
     unknown = [m for m in names if m not in MODES]
@@ -100,11 +132,14 @@ def run(questions: str, vault: str, modes: str, split: str | None, out_dir: str 
             knowledge_step(st, cfg, policy_for(cfg, False, False, None), embedder=emb, paid=False)
         held = st.get_meta("vault").get("path")
         if held != str(Path(vault).resolve()):
-            raise ConfigError(f"the graph holds {held or 'no vault'}, not {Path(vault).resolve()}: "
-                              "add --refresh (or run `kb refresh --vault` first)")
+            raise ConfigError(
+                f"the graph holds {held or 'no vault'}, not {Path(vault).resolve()}: "
+                "add --refresh (or run `kb refresh --vault` first)"
+            )
         index = SearchIndex(st)
         builders: dict[str, Callable[[], Mode]] = {
-            "hybrid": lambda: hybrid_mode(index, emb), "flat": lambda: flat_mode(index, emb),
+            "hybrid": lambda: hybrid_mode(index, emb),
+            "flat": lambda: flat_mode(index, emb),
             "keyword": lambda: hybrid_mode(index, emb, FUSION_PRESETS["keyword"]),
             "vector": lambda: hybrid_mode(index, emb, FUSION_PRESETS["vector"]),
             "naive": lambda: naive_mode(NaiveIndex(cfg, emb)),
@@ -112,23 +147,36 @@ def run(questions: str, vault: str, modes: str, split: str | None, out_dir: str 
             "auto": lambda: graph_mode(st, emb, mode="auto", today=day),
             "graph-notrim": lambda: graph_mode(st, emb, preset="no-trim", today=day),
             "graph-nopromote": lambda: graph_mode(st, emb, preset="no-promote", today=day),
-            "graph-current": lambda: graph_mode(st, emb, current=True, today=day)}
+            "graph-current": lambda: graph_mode(st, emb, current=True, today=day),
+        }
         table: dict[str, Mode] = {m: builders[m]() for m in names}
         with Bars(quiet=as_json).step("questions", len(qs)) as advance:
             rows = run_modes(qs, table, advance=advance)
         counts = st.counts()
     out = Path(out_dir or f"eval-out/{dt.date.today().isoformat()}")
     out.mkdir(parents=True, exist_ok=True)
-    header = {"kb version": __version__, "date": dt.datetime.now().isoformat(timespec="seconds"),
-              "questions": f"{questions} ({len(qs)}{', split ' + split if split else ''})",
-              "vault": f"{Path(vault).resolve()} ({counts['notes']} notes, {counts['chunks']} chunks)",
-              "embedder": emb.identity, "modes": ", ".join(names), "budget": "8000 tokens"}
+    header = {
+        "kb version": __version__,
+        "date": dt.datetime.now().isoformat(timespec="seconds"),
+        "questions": f"{questions} ({len(qs)}{', split ' + split if split else ''})",
+        "vault": f"{Path(vault).resolve()} ({counts['notes']} notes, {counts['chunks']} chunks)",
+        "embedder": emb.identity,
+        "modes": ", ".join(names),
+        "budget": "8000 tokens",
+    }
     (out / "report.md").write_text(markdown(rows, names, header), encoding="utf-8")
     (out / "rows.json").write_text(json.dumps({"header": header, "rows": rows_json(rows)}, indent=2), encoding="utf-8")
     pngs = charts(rows, names, out)
     if as_json:
-        emit_json({"out": str(out), "report": str(out / "report.md"), "charts": [str(p) for p in pngs],
-                   "header": header, "rows": rows_json(rows)})
+        emit_json(
+            {
+                "out": str(out),
+                "report": str(out / "report.md"),
+                "charts": [str(p) for p in pngs],
+                "header": header,
+                "rows": rows_json(rows),
+            }
+        )
     else:
         click.echo((out / "report.md").read_text(encoding="utf-8"))
         click.echo(f"Written to {out}/ (report.md, rows.json, {', '.join(p.name for p in pngs)})")

@@ -23,35 +23,60 @@ from kb.refresh import Summary, missing_with_aliases, refresh
 @click.option("--no-embed", is_flag=True, help="Build structure and chunks only; embed later.")
 @click.option("--reembed", is_flag=True, help="Rebuild every vector with the configured embedder.")
 @click.option("--no-extract", is_flag=True, help="Skip the knowledge layer (LLM extraction).")
-@click.option("--dry-run", is_flag=True,
-              help="Build the free local layers; print the extraction estimate, send nothing.")
+@click.option(
+    "--dry-run", is_flag=True, help="Build the free local layers; print the extraction estimate, send nothing."
+)
 @click.option("--yes", is_flag=True, help="Accept an extraction estimate over the cost threshold.")
-@click.option("--unmark-private", is_flag=True,
-              help="Allow this refresh to make notes public that the graph holds as private.")
-@click.option("--batch", is_flag=True, help="Submit uncached chunks to the Message Batches API (half price) and "
-              "return; the next kb refresh collects them.")
-@click.option("--rebuild-indexes", is_flag=True, help="Recreate the full-text and vector indexes from the graph "
-              "(kb does it by itself after many deletes or a vault switch).")
+@click.option(
+    "--unmark-private", is_flag=True, help="Allow this refresh to make notes public that the graph holds as private."
+)
+@click.option(
+    "--batch",
+    is_flag=True,
+    help="Submit uncached chunks to the Message Batches API (half price) and "
+    "return; the next kb refresh collects them.",
+)
+@click.option(
+    "--rebuild-indexes",
+    is_flag=True,
+    help="Recreate the full-text and vector indexes from the graph "
+    "(kb does it by itself after many deletes or a vault switch).",
+)
 @json_option
-def refresh_cmd(vault: str | None, embedder: str | None, no_embed: bool, reembed: bool, no_extract: bool,
-                dry_run: bool, yes: bool, unmark_private: bool, batch: bool, rebuild_indexes: bool,
-                as_json: bool) -> None:
+def refresh_cmd(
+    vault: str | None,
+    embedder: str | None,
+    no_embed: bool,
+    reembed: bool,
+    no_extract: bool,
+    dry_run: bool,
+    yes: bool,
+    unmark_private: bool,
+    batch: bool,
+    rebuild_indexes: bool,
+    as_json: bool,
+) -> None:
     """Bring the graph up to date with the vault: only new or edited notes are parsed again."""
     cfg = config(vault=vault, embedder=embedder)
     step = None if no_embed else EmbedStep(make_embedder(cfg), reembed=reembed)
     embed_error = None
     with store(cfg) as st, write_lock(cfg.home, st.conn.uri, st.conn.database):
         try:
-            summary = refresh(st, cfg, Bars(quiet=as_json), step, unmark_private=unmark_private,
-                              rebuild_indexes=rebuild_indexes)
+            summary = refresh(
+                st, cfg, Bars(quiet=as_json), step, unmark_private=unmark_private, rebuild_indexes=rebuild_indexes
+            )
         except EmbedderError as exc:  # structure is already written: report it, then fail
             embed_error = str(exc)
-            summary = refresh(st, cfg, Bars(quiet=True), None, unmark_private=unmark_private,
-                              rebuild_indexes=rebuild_indexes)
+            summary = refresh(
+                st, cfg, Bars(quiet=True), None, unmark_private=unmark_private, rebuild_indexes=rebuild_indexes
+            )
         confirm = None if as_json or not stdin_is_tty() else (lambda q: click.confirm(q, default=False))
         line_embedder = step.embedder if step is not None and embed_error is None else None
-        knowledge = None if no_extract else knowledge_step(st, cfg, policy_for(cfg, yes, dry_run, confirm, batch),
-                                                           embedder=line_embedder)
+        knowledge = (
+            None
+            if no_extract
+            else knowledge_step(st, cfg, policy_for(cfg, yes, dry_run, confirm, batch), embedder=line_embedder)
+        )
     if as_json:
         out = summary.to_json()
         out["embed_error"] = embed_error
@@ -70,17 +95,21 @@ def print_knowledge(k: dict[str, Any] | None) -> None:
     if k is None:
         click.echo("Knowledge layer: skipped (--no-extract).")
         return
-    for name, title in (("estimate", "Extraction estimate (per folder)"),
-                        ("checks_estimate", "Estimate for checking entities and links")):
+    for name, title in (
+        ("estimate", "Extraction estimate (per folder)"),
+        ("checks_estimate", "Estimate for checking entities and links"),
+    ):
         if k.get(name):
             click.echo(f"{title}:")
             for line in k[name]["lines"]:
                 click.echo(line)
     c = k["counts"]
-    click.echo(f"Knowledge layer ({k['model']}): {k['status']}; {k['cached']} chunks from the cache, "
-               f"{k['extracted']} extracted now, {len(k['failed'])} failed, {k['skipped_private']} private chunks "
-               f"not sent; {c.get('entities', 0)} entities, {c.get('relationships', 0)} relationships, "
-               f"{c.get('claims', 0)} claims.")
+    click.echo(
+        f"Knowledge layer ({k['model']}): {k['status']}; {k['cached']} chunks from the cache, "
+        f"{k['extracted']} extracted now, {len(k['failed'])} failed, {k['skipped_private']} private chunks "
+        f"not sent; {c.get('entities', 0)} entities, {c.get('relationships', 0)} relationships, "
+        f"{c.get('claims', 0)} claims."
+    )
     for t in k["triage"]:
         click.echo(f"  AI chat {t['path']}: {'kept' if t['keep'] else 'not extracted'} ({t['reason']})")
     for f in k["failed"][:10]:
@@ -94,11 +123,15 @@ def print_summary(s: Summary) -> None:
     if s.wrote_nothing:
         click.echo(f"No change in {s.vault} since the last refresh: wrote nothing ({s.seconds:.1f} s).")
     else:
-        click.echo(f"Refreshed {s.vault} in {s.seconds:.1f} s: {len(s.added)} added, {len(s.changed)} changed, "
-                   f"{len(s.removed)} removed, {s.unchanged} unchanged.")
-    click.echo(f"Notes {c.get('notes', 0)}, chunks {c.get('chunks', 0)} ({s.chunks_written} written, "
-               f"{s.embedded} embedded, {c.get('pending', 0)} waiting for embeddings), links {c.get('links', 0)}, "
-               f"tags {c.get('tags', 0)}, folders {c.get('folders', 0)}.")
+        click.echo(
+            f"Refreshed {s.vault} in {s.seconds:.1f} s: {len(s.added)} added, {len(s.changed)} changed, "
+            f"{len(s.removed)} removed, {s.unchanged} unchanged."
+        )
+    click.echo(
+        f"Notes {c.get('notes', 0)}, chunks {c.get('chunks', 0)} ({s.chunks_written} written, "
+        f"{s.embedded} embedded, {c.get('pending', 0)} waiting for embeddings), links {c.get('links', 0)}, "
+        f"tags {c.get('tags', 0)}, folders {c.get('folders', 0)}."
+    )
     if s.indexes_rebuilt:
         click.echo(f"Search indexes rebuilt: {s.indexes_rebuilt}.")
     _print_missing(s.missing)
@@ -129,8 +162,14 @@ def status_cmd(as_json: bool) -> None:
         missing = missing_with_aliases(st)
         embedder = st.get_meta("embedder")
         warned = st.notes_with_warnings()
-        info = {"uri": st.conn.uri, "server_version": st.version, "counts": counts,
-                "embedder": embedder.get("identity"), "missing": missing, "warnings": warned}
+        info = {
+            "uri": st.conn.uri,
+            "server_version": st.version,
+            "counts": counts,
+            "embedder": embedder.get("identity"),
+            "missing": missing,
+            "warnings": warned,
+        }
     if as_json:
         emit_json(info)
         return

