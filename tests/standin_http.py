@@ -10,6 +10,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, Self
 
+import pytest
+
+PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
+
+def keep_local(monkeypatch: pytest.MonkeyPatch, *more: str) -> None:
+    """No proxy (nor any of `more`, e.g. a key or base URL) from the environment may redirect an SDK client
+    away from a stand-in on 127.0.0.1."""
+    for var in PROXY_VARS + more:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
 
 def full_name(model: str) -> str:
     """Ollama's canonical name: an untagged model means `:latest`."""

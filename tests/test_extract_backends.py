@@ -14,6 +14,7 @@ from typing import Any
 import anthropic
 import pytest
 from anthropic_standin import INVALID_JSON, THINKING, ChatStandIn, Recorded, input_tokens_for, running, tokens
+from standin_http import keep_local
 
 from extract.backends import (
     ANSWER_TOKENS,
@@ -65,13 +66,8 @@ CHAT = "/api/chat"
 @pytest.fixture(autouse=True)
 def _local_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """No proxy, key or base URL from the environment may redirect a client away from the stand-in."""
-    for var in (
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
+    keep_local(
+        monkeypatch,
         "OLLAMA_HOST",
         "OLLAMA_API_KEY",
         "ANTHROPIC_API_KEY",
@@ -79,9 +75,7 @@ def _local_only(monkeypatch: pytest.MonkeyPatch) -> None:
         "ANTHROPIC_BASE_URL",
         "ANTHROPIC_PROFILE",
         "ANTHROPIC_CONFIG_DIR",
-    ):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    )
 
 
 @pytest.fixture

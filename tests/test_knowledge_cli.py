@@ -19,6 +19,7 @@ import pytest
 from anthropic_standin import ChatStandIn
 from click.testing import CliRunner
 from knowledge_helpers import replay, system_text
+from standin_http import keep_local
 
 from extract.audit import AUDIT
 from kb.cli import cli
@@ -46,9 +47,7 @@ def vault(kb_env: Path, example_vault: Path, standin: ChatStandIn, monkeypatch: 
     monkeypatch.setenv("KB_VAULT", str(example_vault))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", standin.base_url)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
+    keep_local(monkeypatch)
     kb_env.mkdir(parents=True, exist_ok=True)
     (kb_env / "config.toml").write_text("cost_threshold_usd = 100.0\nextract_workers = 4\n")
     return example_vault

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import ollama
 import pytest
 from ollama_standin import OllamaStandIn, running, vector_for
+from standin_http import keep_local
 
 from kb.embed.ollama import RETRIES, OllamaEmbedder
 from kb.errors import EmbedderError
@@ -18,18 +19,7 @@ TEXTS = ["Neo4j stores the vault as a graph.", "bge-m3 makes 1024-dim vectors.",
 @pytest.fixture(autouse=True)
 def _local_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """No proxy or API key from the environment may redirect the client away from 127.0.0.1."""
-    for var in (
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-        "OLLAMA_HOST",
-        "OLLAMA_API_KEY",
-    ):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    keep_local(monkeypatch, "OLLAMA_HOST", "OLLAMA_API_KEY")
 
 
 @pytest.fixture
