@@ -249,8 +249,8 @@ def rebuild(
     return summary(outcome, KnowledgeStore(store).counts(), True)
 
 
-def summary(out: Outcome, counts: dict[str, int], rebuilt: bool) -> dict[str, Any]:
-    est = out.estimate
+def outcome_head(out: Outcome) -> dict[str, Any]:
+    """What every JSON report of an extraction run starts with: its status and what was read, sent, failed."""
     return {
         "status": out.status,
         "message": out.message,
@@ -259,6 +259,13 @@ def summary(out: Outcome, counts: dict[str, int], rebuilt: bool) -> dict[str, An
         "extracted": out.extracted,
         "failed": out.failed,
         "skipped_private": out.skipped_private,
+    }
+
+
+def summary(out: Outcome, counts: dict[str, int], rebuilt: bool) -> dict[str, Any]:
+    est = out.estimate
+    return {
+        **outcome_head(out),
         "not_extracted": out.not_extracted,
         "triage": out.triage,
         "repairs": out.repairs,

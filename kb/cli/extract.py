@@ -10,7 +10,7 @@ import click
 from extract.backends import make_extractor
 from extract.models import Extraction
 from extract.run import MODELS, KnowledgeRun, Policy
-from extract.step import cache_for, graph_vault, knowledge_step, model_name, policy_for
+from extract.step import cache_for, graph_vault, knowledge_step, model_name, outcome_head, policy_for
 from kb.cli.common import config, emit_json, json_option, stdin_is_tty, store
 from kb.errors import ConfigError
 from kb.store import KnowledgeStore
@@ -94,13 +94,7 @@ def extract_cmd(action: str | None, sample: int | None, folder: str | None, yes:
         for c in chunks
     ]
     result = {
-        "status": out.status,
-        "message": out.message,
-        "model": out.model,
-        "cached": out.cached,
-        "extracted": out.extracted,
-        "failed": out.failed,
-        "skipped_private": out.skipped_private,
+        **outcome_head(out),
         "estimate": None if planned.estimate is None else round(planned.estimate.total_usd, 4),
         "chunks": rows,
     }
