@@ -20,8 +20,7 @@ from common import OUT, bench_config, bench_store, ensure_vault, peak_rss_mb, se
 from eval.metrics import percentile
 from kb import cypher
 from kb.embed.onnx import OnnxEmbedder
-from kb.embeddings import BATCH, EmbedStep
-from kb.passages import embed_text
+from kb.embeddings import EmbedStep
 from kb.progress import Bars
 from kb.refresh import refresh
 from kb.store import SearchIndex, Store
@@ -67,13 +66,8 @@ def embed_some(store: Store, emb: OnnxEmbedder, limit: int) -> int:
     step = EmbedStep(emb)
     step.check_index(store)
     done = 0
-    while done < limit:
-        rows = store.pending_passages(min(BATCH, limit - done))
-        if not rows:
-            break
-        vecs = emb.embed_documents([embed_text(r["path"], r["breadcrumb"], r["text"]) for r in rows])
-        store.set_embeddings([{"id": r["id"], "vec": v} for r, v in zip(rows, vecs)], emb.identity)
-        done += len(rows)
+    while done < limit and (n := step.embed_batch(store, limit - done)):
+        done += n
     return done
 
 

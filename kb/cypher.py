@@ -361,16 +361,28 @@ def fulltext_passages() -> str:
     )
 
 
+def _passage_vectors(private: bool) -> tuple[str, str]:
+    """The passage vector index and the property it reads: public, or private."""
+    return (PRIVATE_PASSAGE_VECTOR_INDEX, "embedding_private") if private else (PASSAGE_VECTOR_INDEX, "embedding")
+
+
+def _scored_passages(prop: str) -> str:
+    """Each passage `c` scored on its stored vector, as rows of the vector leg (the caller orders them)."""
+    return (
+        f"WITH c, vector.similarity.cosine(c.{prop}, $vec) AS score "
+        "RETURN c.chunk_id AS id, c.note_path AS path, c.id AS passage, score "
+    )
+
+
 def vector_passages(private: bool = False) -> str:
     """Nearest passages from the public index, or from the private one."""
-    name, prop = (PRIVATE_PASSAGE_VECTOR_INDEX, "embedding_private") if private else (PASSAGE_VECTOR_INDEX, "embedding")
+    name, prop = _passage_vectors(private)
     # The index quantizes vectors per Lucene segment, so its scores depend on how the index grew; each
     # candidate is scored again on its stored vector, which depends only on the passage and the question.
     return (
-        f"CALL db.index.vector.queryNodes('{name}', $candidates, $vec) YIELD node "
-        f"WITH node, vector.similarity.cosine(node.{prop}, $vec) AS score "
-        "RETURN node.chunk_id AS id, node.note_path AS path, node.id AS passage, score "
-        "ORDER BY score DESC, passage LIMIT $limit"
+        f"CALL db.index.vector.queryNodes('{name}', $candidates, $vec) YIELD node AS c "
+        + _scored_passages(prop)
+        + "ORDER BY score DESC, passage LIMIT $limit"
     )
 
 
@@ -393,26 +405,24 @@ def vector_chunks_filtered(
 ) -> str:
     """Exact cosine over only the passages that pass the filters, of the public or the private index's
     property (no over-fetch, no post-filter)."""
-    prop = "embedding_private" if private else "embedding"
+    prop = _passage_vectors(private)[1]
     return (
         "MATCH (c:Passage) WHERE " + chunk_filter(folder, tag, since, until) + " "
-        f"AND c.{prop} IS NOT NULL "
-        f"WITH c, vector.similarity.cosine(c.{prop}, $vec) AS score "
-        "RETURN c.chunk_id AS id, c.note_path AS path, c.id AS passage, score "
-        "ORDER BY score DESC, id, passage LIMIT $limit"
+        f"AND c.{prop} IS NOT NULL " + _scored_passages(prop) + "ORDER BY score DESC, id, passage LIMIT $limit"
     )
 
 
 def vector_passages_prefiltered(folder: bool, tag: bool, since: bool, until: bool, private: bool = False) -> str:
     """The index's $candidates nearest passages, only those that pass the filters, scored on their stored
     vectors: exact whenever at least $limit of them pass (the caller scans otherwise)."""
-    name, prop = (PRIVATE_PASSAGE_VECTOR_INDEX, "embedding_private") if private else (PASSAGE_VECTOR_INDEX, "embedding")
+    name, prop = _passage_vectors(private)
     return (
         f"CALL db.index.vector.queryNodes('{name}', $candidates, $vec) YIELD node AS c "
-        "WITH c WHERE " + chunk_filter(folder, tag, since, until) + " "
-        f"WITH c, vector.similarity.cosine(c.{prop}, $vec) AS score "
-        "RETURN c.chunk_id AS id, c.note_path AS path, c.id AS passage, score "
-        "ORDER BY score DESC, id, passage LIMIT $limit"
+        "WITH c WHERE "
+        + chunk_filter(folder, tag, since, until)
+        + " "
+        + _scored_passages(prop)
+        + "ORDER BY score DESC, id, passage LIMIT $limit"
     )
 
 

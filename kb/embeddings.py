@@ -56,12 +56,15 @@ class EmbedStep:
         total = store.counts()["pending"]
         done = 0
         with bars.step("embedding passages", total) as advance:
-            while True:
-                rows = store.pending_passages(BATCH)
-                if not rows:
-                    break
-                vecs = self.embedder.embed_documents([embed_text(r["path"], r["breadcrumb"], r["text"]) for r in rows])
-                store.set_embeddings([{"id": r["id"], "vec": v} for r, v in zip(rows, vecs)], self.identity)
-                done += len(rows)
-                advance(len(rows))
+            while n := self.embed_batch(store):
+                done += n
+                advance(n)
         return done
+
+    def embed_batch(self, store: Store, limit: int = BATCH) -> int:
+        """Embed and store the next `limit` pending passages (at most BATCH); how many there were."""
+        rows = store.pending_passages(min(limit, BATCH))
+        if rows:
+            vecs = self.embedder.embed_documents([embed_text(r["path"], r["breadcrumb"], r["text"]) for r in rows])
+            store.set_embeddings([{"id": r["id"], "vec": v} for r, v in zip(rows, vecs)], self.identity)
+        return len(rows)

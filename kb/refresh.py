@@ -387,8 +387,9 @@ def refresh(
     started = time.monotonic()
     vault = cfg.require_vault()
     store.init_schema()
-    if store.get_meta("vault").get("path") != str(vault.resolve()):
-        if store.get_meta("vault").get("path") is not None:  # kept until the indexes are rebuilt
+    held = store.get_meta("vault").get("path")
+    if held != str(vault.resolve()):
+        if held is not None:  # another vault: kept until the indexes are rebuilt
             store.set_meta("indexes", {"switched": True})
         store.set_meta("vault", {"path": str(vault.resolve())})
     scan = scan_vault(

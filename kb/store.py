@@ -252,19 +252,11 @@ class SearchIndex:
         active = {k: v for k, v in (filters or {}).items() if v not in (None, "")}
         rows = []
         for index_private in (False, True) if private else (False,):
-            rows += (
-                self._filtered(vec, limit, active, filters or {}, index_private)
-                if active
-                # The index is approximate (HNSW): asking it for more than we keep makes the top `limit`
-                # nearly exact, so the ranking barely depends on the order the index was built in.
-                else _rows(
-                    self.store,
-                    cypher.vector_passages(private=index_private),
-                    vec=vec,
-                    limit=limit,
-                    candidates=limit * VECTOR_OVERFETCH,
-                )
-            )
+            if active:
+                rows += self._filtered(vec, limit, active, filters or {}, index_private)
+            else:  # the index is approximate (HNSW): asking it for more than we keep makes the top nearly exact
+                query = cypher.vector_passages(private=index_private)
+                rows += _rows(self.store, query, vec=vec, limit=limit, candidates=limit * VECTOR_OVERFETCH)
         # the top `limit` of the union is within the two top-`limit` lists
         return sorted(rows, key=lambda r: (-r["score"], r["passage"]))[:limit] if private else rows
 
