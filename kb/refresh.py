@@ -439,7 +439,8 @@ def refresh(
     _apply_private(store, cfg)
     if embed_step is not None:
         summary.embedded = embed_step(store, bars)
-    summary.indexes_rebuilt = _rebuild_reason(store, rebuild_indexes)
+    summary.counts = store.counts()  # a rebuild changes no count
+    summary.indexes_rebuilt = _rebuild_reason(store, rebuild_indexes, summary.counts["passages"])
     if summary.indexes_rebuilt:
         with bars.step(f"rebuilding search indexes ({summary.indexes_rebuilt})", 1) as advance:
             store.rebuild_search_indexes()
@@ -447,7 +448,6 @@ def refresh(
             advance(1)
     summary.unchanged = len(scan.notes) - len(todo) - len(touched)
     summary.missing = missing_with_aliases(store)
-    summary.counts = store.counts()
     summary.seconds = round(time.monotonic() - started, 3)
     return summary
 
@@ -458,8 +458,8 @@ def _add_churn(store: Store, passages: int) -> None:
         store.set_meta("indexes", {"churn": int(store.get_meta("indexes").get("churn", 0)) + passages})
 
 
-def _rebuild_reason(store: Store, asked: bool) -> str | None:
-    """Why the search indexes must be rebuilt now, or None."""
+def _rebuild_reason(store: Store, asked: bool, live: int) -> str | None:
+    """Why the search indexes must be rebuilt now (`live` passages in the graph), or None."""
     if asked:
         return "asked for"
     meta = store.get_meta("indexes")
@@ -468,7 +468,6 @@ def _rebuild_reason(store: Store, asked: bool) -> str | None:
         return None
     if meta.get("switched"):
         return "another vault was in the database"
-    live = store.counts()["passages"]
     if churn >= REBUILD_SHARE * live:
         return f"{churn} passages rewritten or deleted since the last build, {live} live"
     return None
