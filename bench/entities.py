@@ -15,13 +15,13 @@ import time
 
 from common import OUT, bench_config, bench_store, peak_rss_mb
 
-from extract.graph import build_rows
-from extract.models import Extraction
-from extract.resolve import Overrides
-from extract.run import Outcome
-from extract.schema import ENTITY_TYPES, RELATIONSHIP_TYPES
-from extract.step import write_layer
 from kb.embed.onnx import OnnxEmbedder
+from kb.extract.graph import build_rows
+from kb.extract.models import Extraction
+from kb.extract.resolve import Overrides
+from kb.extract.run import Outcome
+from kb.extract.schema import ENTITY_TYPES, RELATIONSHIP_TYPES
+from kb.extract.step import write_layer
 from kb.store import KnowledgeStore
 
 TYPES = list(ENTITY_TYPES)

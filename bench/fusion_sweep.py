@@ -17,16 +17,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from eval.harness import Mode, hybrid_mode, naive_mode, run_modes
-from eval.naive import NaiveIndex
-from eval.questions import load_questions
 from kb.config import load_config
 from kb.embed import make_embedder
 from kb.embeddings import EmbedStep
+from kb.eval.harness import Mode, hybrid_mode, naive_mode, run_modes
+from kb.eval.naive import NaiveIndex
+from kb.eval.questions import load_questions
+from kb.extract.pipeline import refresh_all
 from kb.progress import Bars
-from kb.refresh import refresh
+from kb.search.fusion import FUSION_PRESETS, FusionConfig
 from kb.store import SearchIndex, open_store
-from search.fusion import FUSION_PRESETS, FusionConfig
 
 METRICS = ("recall@10", "recall@20", "mrr", "fact_recall@8k")
 
@@ -63,7 +63,7 @@ def main() -> None:
         with open_store(cfg) as st:
             st.clear()
             st.drop_vector_index()
-            refresh(st, cfg, Bars(quiet=True), EmbedStep(emb))
+            refresh_all(st, cfg, Bars(quiet=True), EmbedStep(emb), None).check()
             index = SearchIndex(st)
             modes: dict[str, Mode] = {"naive": naive_mode(NaiveIndex(cfg, emb))}
             modes.update({k: hybrid_mode(index, emb, v) for k, v in variants(args.variants).items()})

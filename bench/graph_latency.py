@@ -12,10 +12,10 @@ import time
 from common import OUT, bench_config, bench_store
 from search_latency import TimedEmbedder, questions
 
-from eval.metrics import percentile
+from kb.eval.metrics import percentile
+from kb.search.graph import graph_search
+from kb.search.hybrid import Filters, hybrid_search
 from kb.store import KnowledgeStore, SearchIndex
-from search.graph import graph_search
-from search.hybrid import Filters, hybrid_search
 
 
 def main() -> None:

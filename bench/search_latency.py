@@ -17,14 +17,14 @@ import time
 import numpy as np
 from common import OUT, bench_config, bench_store, ensure_vault, peak_rss_mb, server_rss_mb
 
-from eval.metrics import percentile
 from kb import cypher
 from kb.embed.onnx import OnnxEmbedder
 from kb.embeddings import EmbedStep
+from kb.eval.metrics import percentile
 from kb.progress import Bars
 from kb.refresh import refresh
+from kb.search.hybrid import Filters, hybrid_search
 from kb.store import SearchIndex, Store
-from search.hybrid import Filters, hybrid_search
 
 
 class TimedEmbedder(OnnxEmbedder):

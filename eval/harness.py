@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from eval.metrics import (
+from kb.embed import Embedder
+from kb.eval.metrics import (
     ContextBlock,
     all_gold_at,
     context_text,
@@ -23,13 +24,12 @@ from eval.metrics import (
     precision_in,
     recall_at,
 )
-from eval.naive import NaiveIndex
-from eval.questions import Question
-from kb.embed import Embedder
+from kb.eval.naive import NaiveIndex
+from kb.eval.questions import Question
+from kb.search.fusion import FusionConfig
+from kb.search.hybrid import Filters, flat_chunks, hybrid_search
+from kb.search.modes import run_search
 from kb.store import SearchIndex, Store
-from search.fusion import FusionConfig
-from search.hybrid import Filters, flat_chunks, hybrid_search
-from search.modes import run_search
 
 LOCAL = Filters(include_private=True)  # the eval runs locally: private notes count like any other
 

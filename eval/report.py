@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from eval.harness import METRICS, Row
-from eval.metrics import percentile
-from eval.stats import mcnemar, paired_compare
+from kb.eval.harness import METRICS, Row
+from kb.eval.metrics import percentile
+from kb.eval.stats import mcnemar, paired_compare
 
 TABLE_METRICS = (
     "recall@10",

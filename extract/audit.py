@@ -9,11 +9,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from extract.backends import Extractor
-from extract.cache import ExtractionCache, cache_key
-from extract.errors import ExtractError, FatalExtractError
-from extract.models import RelType, json_schema
-from extract.schema import RELATIONSHIP_TYPES
+from kb.extract.backends import Extractor
+from kb.extract.cache import ExtractionCache, cache_key
+from kb.extract.errors import ExtractError, FatalExtractError
+from kb.extract.models import RelType, json_schema
+from kb.extract.schema import RELATIONSHIP_TYPES
 
 AUDIT_VERSION = "kb-audit-2026-11-29.1"
 RETYPE_VERSION = "kb-retype-2026-11-29.1"

@@ -10,11 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from extract.capabilities import ERRORS_DOC, MODELS, RETIRED, Model
-from extract.capabilities import model as model_entry
-from extract.errors import ExtractError, FatalExtractError, InvalidOutput, Refused, Truncated
 from kb.config import DEFAULT_EXTRACTOR, Config
 from kb.errors import ConfigError
+from kb.extract.capabilities import ERRORS_DOC, MODELS, RETIRED, Model
+from kb.extract.capabilities import model as model_entry
+from kb.extract.errors import ExtractError, FatalExtractError, InvalidOutput, Refused, Truncated
 from kb.tokens import count_tokens
 
 RETRIES = 5

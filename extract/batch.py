@@ -19,9 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from extract.backends import AnthropicExtractor, parse_message
-from extract.cache import ExtractionCache
-from extract.errors import ExtractError, FatalExtractError
+from kb.extract.backends import AnthropicExtractor, parse_message
+from kb.extract.cache import ExtractionCache
+from kb.extract.errors import ExtractError, FatalExtractError
 
 MAX_REQUESTS = 10_000  # per batch; the API takes up to 100,000 (or 256 MB), smaller batches end sooner
 

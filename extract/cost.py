@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from extract.capabilities import model as model_entry
-from extract.capabilities import usd
 from kb.errors import ConfigError
+from kb.extract.capabilities import model as model_entry
+from kb.extract.capabilities import usd
 from kb.tokens import count_tokens
 
 # Typical answer sizes, in cl100k tokens (scaled by the model's tokenizer factor): the example vault's 34

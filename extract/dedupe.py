@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from extract.backends import Extractor
-from extract.cache import ExtractionCache, cache_key
-from extract.errors import ExtractError, FatalExtractError
-from extract.models import json_schema
-from extract.resolve import norm
+from kb.extract.backends import Extractor
+from kb.extract.cache import ExtractionCache, cache_key
+from kb.extract.errors import ExtractError, FatalExtractError
+from kb.extract.models import json_schema
+from kb.extract.resolve import norm
 
 DEDUPE_VERSION = "kb-dedupe-2026-11-29.1"
 GENERIC = frozenset("the a an and of for team project plan notes docs data product company group app".split())

@@ -11,10 +11,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from extract.models import Extraction
-from extract.resolve import Mention, Overrides, norm, resolve
-from extract.timeline import timelines
 from kb.config import CANONICAL_FOLDERS
+from kb.extract.models import Extraction
+from kb.extract.resolve import Mention, Overrides, norm, resolve
+from kb.extract.timeline import timelines
 from kb.words import attribute_stems
 
 MAX_EVIDENCE = 5

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from extract.schema import ENTITY_TYPES, MODALITIES, RELATIONSHIP_TYPES
+from kb.extract.schema import ENTITY_TYPES, MODALITIES, RELATIONSHIP_TYPES
 
 PROMPT_VERSION = "kb-extract-2026-11-29.1"
 TRIAGE_VERSION = "kb-triage-2026-11-29.1"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from extract.schema import SHARED_NAMESPACE
+from kb.extract.schema import SHARED_NAMESPACE
 
 COMPANY_SUFFIXES = (
     "inc",

@@ -10,15 +10,15 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from extract.backends import AnthropicExtractor, Extractor
-from extract.batch import BatchQueue
-from extract.cache import ExtractionCache, cache_key
-from extract.cost import Call, Estimate, check, estimate
-from extract.errors import ExtractError, FatalExtractError, InvalidOutput
-from extract.models import Extraction, Triage, json_schema, repair
-from extract.prompt import PROMPT_VERSION, SYSTEM, TRIAGE_SYSTEM, TRIAGE_VERSION, triage_message, user_message
 from kb.config import DEFAULT_EXTRACTOR
 from kb.errors import ConfigError
+from kb.extract.backends import AnthropicExtractor, Extractor
+from kb.extract.batch import BatchQueue
+from kb.extract.cache import ExtractionCache, cache_key
+from kb.extract.cost import Call, Estimate, check, estimate
+from kb.extract.errors import ExtractError, FatalExtractError, InvalidOutput
+from kb.extract.models import Extraction, Triage, json_schema, repair
+from kb.extract.prompt import PROMPT_VERSION, SYSTEM, TRIAGE_SYSTEM, TRIAGE_VERSION, triage_message, user_message
 from kb.tokens import count_tokens
 
 MODELS: dict[str, type[BaseModel]] = {"extract": Extraction, "triage": Triage}

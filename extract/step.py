@@ -9,19 +9,20 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from extract.audit import Checker, Retyped, Verdict
-from extract.backends import Extractor, extractor_spec, make_extractor
-from extract.cache import ExtractionCache
-from extract.capabilities import MODELS
-from extract.cost import Call, Estimate, check, estimate
-from extract.dedupe import Judge, Judgement, judged_merges
-from extract.errors import FatalExtractError
-from extract.graph import KnowledgeRows, attach_lines, build_rows
-from extract.models import json_schema
-from extract.resolve import Overrides
-from extract.run import KnowledgeRun, Outcome, Policy
 from kb.config import Config, load_overrides
 from kb.embed import Embedder
+from kb.extract.audit import Checker, Retyped, Verdict
+from kb.extract.backends import Extractor, extractor_spec, make_extractor
+from kb.extract.cache import ExtractionCache
+from kb.extract.capabilities import MODELS
+from kb.extract.cost import Call, check, estimate
+from kb.extract.dedupe import Judge, Judgement, judged_merges
+from kb.extract.errors import FatalExtractError
+from kb.extract.graph import KnowledgeRows, attach_lines, build_rows
+from kb.extract.models import json_schema
+from kb.extract.report import KnowledgeReport
+from kb.extract.resolve import Overrides
+from kb.extract.run import KnowledgeRun, Outcome, Policy
 from kb.store import KnowledgeStore, Store
 from kb.tokens import count_tokens
 
@@ -71,7 +72,7 @@ def knowledge_step(
     env: dict[str, str] | None = None,
     embedder: Embedder | None = None,
     paid: bool = True,
-) -> dict[str, Any]:
+) -> KnowledgeReport:
     """Run extraction (cache first) and rebuild the knowledge layer if anything it is built from changed.
     With `paid` False only cached answers are used: nothing is sent anywhere."""
     if extractor is None and paid:
@@ -88,7 +89,7 @@ def knowledge_step(
             )
         except FatalExtractError as exc:
             outcome.status, outcome.message = "failed", f"{exc}; decisions made so far are kept"
-    return summary(outcome, ks.counts() if outcome.status != "dry-run" else {}, rebuilt)
+    return KnowledgeReport.of(outcome, ks.counts() if outcome.status != "dry-run" else {}, rebuilt)
 
 
 def embed_new(known: dict[str, list[float]], texts: Mapping[str, str], embedder: Embedder) -> dict[str, list[float]]:
@@ -229,7 +230,7 @@ def rebuild(
     extractor: Extractor | None = None,
     retype: bool = False,
     policy: Policy | None = None,
-) -> dict[str, Any]:
+) -> KnowledgeReport:
     """The entity layer again from the cache and cached decisions alone (local, free, deterministic); with an
     extractor and `retype`, vague RELATED_TO links are re-typed first (paid, cached)."""
     chunks = KnowledgeStore(store).chunks()
@@ -246,47 +247,4 @@ def rebuild(
         retype=retype,
         policy=policy,
     )
-    return summary(outcome, KnowledgeStore(store).counts(), True)
-
-
-def outcome_head(out: Outcome) -> dict[str, Any]:
-    """What every JSON report of an extraction run starts with: its status and what was read, sent, failed."""
-    return {
-        "status": out.status,
-        "message": out.message,
-        "model": out.model,
-        "cached": out.cached,
-        "extracted": out.extracted,
-        "failed": out.failed,
-        "skipped_private": out.skipped_private,
-    }
-
-
-def summary(out: Outcome, counts: dict[str, int], rebuilt: bool) -> dict[str, Any]:
-    est = out.estimate
-    return {
-        **outcome_head(out),
-        "not_extracted": out.not_extracted,
-        "triage": out.triage,
-        "repairs": out.repairs,
-        "rebuilt": rebuilt,
-        "counts": counts,
-        "dedupe": out.dedupe,
-        "audit": out.audit,
-        "retyped": out.retyped,
-        "batches": out.batches,
-        "estimate": _estimate_json(est),
-        "checks_estimate": _estimate_json(out.checks),
-    }
-
-
-def _estimate_json(est: Estimate | None) -> dict[str, Any] | None:
-    if est is None:
-        return None
-    return {
-        "usd": round(est.total_usd, 4),
-        "calls": est.calls,
-        "batch": est.batch,
-        "per_folder": est.per_folder,
-        "lines": est.lines(),
-    }
+    return KnowledgeReport.of(outcome, KnowledgeStore(store).counts(), True)

@@ -25,8 +25,9 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, Mapping, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import neo4j
 from mcp.server.mcpserver import MCPServer
@@ -52,10 +53,10 @@ from kb.readonly import (
     vault_file,
 )
 from kb.sandbox import PublicStore, new_call_tag, retrying, set_call_tag
+from kb.search.hybrid import Filters, iso_date
+from kb.search.modes import run_search
 from kb.store import connection_for
 from kb.tokens import count_tokens, truncate_tokens
-from search.hybrid import Filters, iso_date
-from search.modes import run_search
 
 T = TypeVar("T")
 log = logging.getLogger("kb.mcp")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from search.rerank import claim_when, replaced_by
+from kb.search.rerank import claim_when, replaced_by
 
 FACTUAL = ("fact", "reported")
 

@@ -12,13 +12,13 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from kb.embed import Embedder
+from kb.search.current import as_of_rows, current_only, lead_claims, promote
+from kb.search.hybrid import MAX_TERM_CHARS, Filters, hybrid_search, notes_for_chunks, question_vector
+from kb.search.lines import Line, claim_lines, link_line
+from kb.search.question import Question, parse
+from kb.search.rerank import demote, relevant, standings
 from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
-from search.current import as_of_rows, current_only, lead_claims, promote
-from search.hybrid import MAX_TERM_CHARS, Filters, hybrid_search, notes_for_chunks, question_vector
-from search.lines import Line, claim_lines, link_line
-from search.question import Question, parse
-from search.rerank import demote, relevant, standings
 
 ENTITY_TERMS = 200  # the entity-name index has one field: 200 terms stay far under Lucene's 1,024 clauses
 PRONOUNS = frozenset("i me my we us our you he him his she her it its they them their this that who".split())

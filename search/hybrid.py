@@ -13,8 +13,8 @@ from kb.cypher import PRIVATE_WORD
 from kb.embed import Embedder
 from kb.errors import ConfigError
 from kb.facets import folder_facet, tag_facet
+from kb.search.fusion import FusionConfig
 from kb.store import SearchIndex
-from search.fusion import FusionConfig
 
 RRF_K = 60
 QUESTION_WORDS = frozenset(

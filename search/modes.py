@@ -7,11 +7,11 @@ from dataclasses import replace
 from typing import Any
 
 from kb.embed import Embedder
+from kb.search.graph import PRESETS, GraphConfig, graph_search
+from kb.search.hybrid import Filters, hybrid_search
+from kb.search.question import parse
+from kb.search.router import route
 from kb.store import KnowledgeStore, SearchIndex, Store
-from search.graph import PRESETS, GraphConfig, graph_search
-from search.hybrid import Filters, hybrid_search
-from search.question import parse
-from search.router import route
 
 MODES = ("hybrid", "graph", "auto")
 

@@ -10,8 +10,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 
+from kb.search.dates import DateRange, resolve
 from kb.words import stems
-from search.dates import DateRange, resolve
 
 INTENTS = ("why", "path", "change", "happened", "value", "other")
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # Han characters

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from search.question import Question
+from kb.search.question import Question
 
 FACTUAL = ("fact", "reported")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from search.question import Question, parse
+from kb.search.question import Question, parse
 
 INTENT_REASONS = {
     "change": "how something changed",

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from extract.audit import AUDIT, RETYPE
-from extract.cache import ExtractionCache, cache_key
-from extract.dedupe import ACCEPT, CONFIRM
-from extract.prompt import PROMPT_VERSION, TRIAGE_SYSTEM, TRIAGE_VERSION
 from kb.chunker import chunk_note
+from kb.extract.audit import AUDIT, RETYPE
+from kb.extract.cache import ExtractionCache, cache_key
+from kb.extract.dedupe import ACCEPT, CONFIRM
+from kb.extract.prompt import PROMPT_VERSION, TRIAGE_SYSTEM, TRIAGE_VERSION
 from kb.vault import parse_note, scan_vault
 
 RECORDED = Path(__file__).resolve().parents[1] / "examples" / "vault" / ".kb" / "extract-cache"

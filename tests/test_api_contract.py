@@ -15,11 +15,11 @@ from anthropic_rules import RULES
 from anthropic_standin import THINKING, ChatStandIn, running
 from pydantic import BaseModel
 
-from extract.audit import AUDIT, RETYPE, Retyped, Verdict
-from extract.backends import AnthropicExtractor
-from extract.dedupe import ACCEPT, CONFIRM, Judgement
-from extract.models import Extraction, Triage, json_schema
-from extract.prompt import SYSTEM, TRIAGE_SYSTEM
+from kb.extract.audit import AUDIT, RETYPE, Retyped, Verdict
+from kb.extract.backends import AnthropicExtractor
+from kb.extract.dedupe import ACCEPT, CONFIRM, Judgement
+from kb.extract.models import Extraction, Triage, json_schema
+from kb.extract.prompt import SYSTEM, TRIAGE_SYSTEM
 
 MESSAGE = "Note: a.md\nNote date: 2026-01-01\nSection: A\n<passage>\nAcme Corp had 120 customers.\n</passage>"
 ANSWERS: dict[str, dict[str, Any]] = {

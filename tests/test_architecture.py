@@ -9,56 +9,122 @@ from pathlib import Path
 from kb import cypher
 
 REPO = Path(__file__).resolve().parents[1]
-OURS = {"kb", "search", "eval", "extract"}
-# The layers: kb depends on nothing else here; extract and search on kb; eval on search.
-# Only the wiring modules (the CLI and the MCP server) may import upward.
-ALLOWED = {"kb": {"kb"}, "extract": {"kb", "extract"}, "search": {"kb", "search"}, "eval": {"kb", "search", "eval"}}
-WIRING = ("kb/cli/", "kb/mcp_server.py")
+# The design card's top-level folders and the installed names they carry (kb/search, kb/extract and kb/eval
+# are links to them).
+FOLDERS = {"kb": "kb", "search": "kb.search", "extract": "kb.extract", "eval": "kb.eval"}
+LINKED = ("search", "extract", "eval")
+# Bottom-up: each layer may import its own modules and the layers it names. The wiring (the CLI and the MCP
+# server) is the top floor: it may import every layer, and no layer imports it.
+LAYERS = {
+    "core": set(),
+    "extract": {"core"},
+    "search": {"core"},
+    "eval": {"core", "search", "extract"},
+    "wiring": {"core", "extract", "search", "eval"},
+}
 
 
-def imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module.split(".")[0])
-    return found & OURS
+def layer_of(module: str) -> str:
+    """The layer a dotted kb module belongs to; every module belongs to exactly one."""
+    parts = module.split(".")
+    if parts[0] != "kb":
+        raise ValueError(module)
+    second = parts[1] if len(parts) > 1 else ""
+    if second in LINKED:
+        return second
+    if second in ("cli", "mcp_server", "__main__"):
+        return "wiring"
+    return "core"
 
 
-def module_imports(path: Path) -> set[str]:
-    """Full dotted names of every absolute import in a file."""
+def sources() -> list[tuple[str, Path]]:
+    """(dotted module, file) for every module kb installs, read from the real folders."""
+    found = []
+    for folder, package in FOLDERS.items():
+        root = REPO / folder
+        for path in sorted(root.rglob("*.py")):
+            rel = path.relative_to(root).with_suffix("").parts
+            if rel[0] in LINKED and folder == "kb":
+                continue  # the links: read once, from the real folder
+            parts = [p for p in rel if p != "__init__"]
+            found.append((".".join([package, *parts]), path))
+    return found
+
+
+def absolute_imports(module: str, path: Path) -> set[str]:
+    """Every module a file imports, relative imports resolved against its own package."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
+                if node.module:
+                    found.add(f"{base}.{node.module}")
+                else:
+                    found.update(f"{base}.{alias.name}" for alias in node.names)
+            elif node.module:
+                found.add(node.module)
     return found
+
+
+def module_imports(path: Path) -> set[str]:
+    """Full dotted names of every absolute import in a file."""
+    return absolute_imports("x.y", path)
+
+
+def test_every_module_has_one_layer_and_imports_only_downward() -> None:
+    modules = sources()
+    assert len(modules) > 70 and {layer_of(m) for m, _ in modules} == set(LAYERS)
+    bad = []
+    for module, path in modules:
+        own = layer_of(module)
+        for target in sorted(absolute_imports(module, path)):
+            if target.split(".")[0] != "kb":
+                continue
+            other = layer_of(target)
+            if other != own and other not in LAYERS[own]:
+                bad.append(f"{path.relative_to(REPO)} ({own}) imports {target} ({other})")
+    assert bad == []
+
+
+def test_the_layer_check_catches_an_upward_import(tmp_path: Path) -> None:
+    sample = tmp_path / "x.py"
+    sample.write_text("from kb.cli.common import store\nfrom . import fusion\n", encoding="utf-8")
+    targets = absolute_imports("kb.search.hybrid", sample)
+    assert targets == {"kb.cli.common", "kb.search.fusion"}
+    assert [layer_of(t) for t in sorted(targets)] == ["wiring", "search"]
+
+
+def test_code_uses_the_installed_names_only() -> None:
+    """No file imports a bare search/extract/eval package: installed, only kb exists."""
+    bad = []
+    for folder in ("kb", "search", "extract", "eval", "tests", "bench", "scripts"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            tops = {m.split(".")[0] for m in module_imports(path)}
+            if tops & set(LINKED):
+                bad.append(f"{path.relative_to(REPO)}: {sorted(tops & set(LINKED))}")
+    assert bad == []
+
+
+def test_the_links_point_at_the_design_card_folders() -> None:
+    for name in LINKED:
+        link = REPO / "kb" / name
+        assert link.is_symlink() and link.resolve() == (REPO / name).resolve(), name
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    listed = re.search(r"^packages = \[(.*)\]", text, re.M)
+    assert listed and all(p.strip(' "').startswith("kb") for p in listed.group(1).split(","))
 
 
 def test_readers_do_not_import_the_refresh_writer() -> None:
     """Search and eval read the graph; the facet words they match come from kb.facets, not from refresh."""
     bad = [
         path.relative_to(REPO).as_posix()
-        for package in ("search", "eval")
-        for path in sorted((REPO / package).rglob("*.py"))
-        if "kb.refresh" in module_imports(path)
+        for module, path in sources()
+        if layer_of(module) in ("search", "eval") and "kb.refresh" in module_imports(path)
     ]
-    assert bad == []
-
-
-def test_layers_only_import_downward() -> None:
-    bad = []
-    for package, allowed in ALLOWED.items():
-        for path in sorted((REPO / package).rglob("*.py")):
-            rel = path.relative_to(REPO).as_posix()
-            if rel.startswith(WIRING):
-                continue
-            extra = imports(path) - allowed
-            if extra:
-                bad.append(f"{rel} imports {sorted(extra)}")
     assert bad == []
 
 

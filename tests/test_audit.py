@@ -9,9 +9,9 @@ from typing import Any
 from anthropic_standin import ChatStandIn
 from knowledge_helpers import MODEL, system_text, user_text
 
-from extract.audit import AUDIT, Checker
-from extract.backends import AnthropicExtractor
-from extract.cache import ExtractionCache
+from kb.extract.audit import AUDIT, Checker
+from kb.extract.backends import AnthropicExtractor
+from kb.extract.cache import ExtractionCache
 
 
 def rel(src: str, tgt: str, evidence: str, count: int = 1, private: bool = False) -> dict[str, Any]:

@@ -13,10 +13,10 @@ from anthropic_standin import ChatStandIn
 from conftest import EXAMPLE_VAULT
 from knowledge_helpers import MODEL, replay, vault_chunks
 
-from extract.backends import AnthropicExtractor
-from extract.batch import BatchQueue
-from extract.cache import ExtractionCache
-from extract.run import KnowledgeRun, Outcome, Policy
+from kb.extract.backends import AnthropicExtractor
+from kb.extract.batch import BatchQueue
+from kb.extract.cache import ExtractionCache
+from kb.extract.run import KnowledgeRun, Outcome, Policy
 
 BATCHES = "/v1/messages/batches"
 
@@ -126,8 +126,8 @@ def test_expired_and_errored_requests_are_submitted_again(
 def test_batch_with_a_local_extractor_is_refused(
     standin: ChatStandIn, chunks: list[dict[str, Any]], tmp_path: Path
 ) -> None:
-    from extract.backends import OllamaExtractor
     from kb.errors import ConfigError
+    from kb.extract.backends import OllamaExtractor
 
     ext = OllamaExtractor("qwen2.5:7b", standin.base_url)
     with pytest.raises(ConfigError, match="--batch needs the Anthropic extractor"):

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from extract.backends import extractor_spec
-from extract.step import cache_for, policy_for
 from kb.config import DEFAULT_EXTRACTOR, KEYS, Config, load_config, toml_value, write_config_values
 from kb.errors import ConfigError
+from kb.extract.backends import extractor_spec
+from kb.extract.step import cache_for, policy_for
 from kb.readonly import HARD_TIMEOUT_S, Limits, limits_for
 
 REPO = Path(__file__).resolve().parents[1]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from search.current import lead_claims, promote
-from search.question import parse
+from kb.search.current import lead_claims, promote
+from kb.search.question import parse
 
 
 def row(

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from search.dates import resolve
+from kb.search.dates import resolve
 
 TODAY = dt.date(2026, 12, 1)
 

@@ -8,9 +8,9 @@ from typing import Any
 from anthropic_standin import ChatStandIn
 from knowledge_helpers import MODEL, system_text, user_text
 
-from extract.backends import AnthropicExtractor
-from extract.cache import ExtractionCache
-from extract.dedupe import CONFIRM, Judge, candidates, judged_merges, remembered_vector_candidates, vector_candidates
+from kb.extract.backends import AnthropicExtractor
+from kb.extract.cache import ExtractionCache
+from kb.extract.dedupe import CONFIRM, Judge, candidates, judged_merges, remembered_vector_candidates, vector_candidates
 
 
 def ent(key: str, name: str, etype: str = "Organization", mentions: int = 1, private: bool = False) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from eval.metrics import (
+from kb.eval.metrics import (
     ContextBlock,
     all_gold_at,
     context_text,
@@ -25,7 +25,7 @@ from eval.metrics import (
     precision_in,
     recall_at,
 )
-from eval.stats import PairedResult, mcnemar, paired_compare, sign_test
+from kb.eval.stats import PairedResult, mcnemar, paired_compare, sign_test
 
 GOLD = {"g2": 2, "g1": 1}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conftest import make_config
 
-from eval.naive import BM25, NaiveIndex, windows
+from kb.eval.naive import BM25, NaiveIndex, windows
 
 
 def test_windows_overlap_and_end_at_the_note_end() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from eval.questions import (
+from kb.eval.questions import (
     CATEGORIES,
     GoldNote,
     KeyFact,

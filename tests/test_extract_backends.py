@@ -16,7 +16,8 @@ import pytest
 from anthropic_standin import INVALID_JSON, THINKING, ChatStandIn, Recorded, input_tokens_for, running, tokens
 from standin_http import keep_local
 
-from extract.backends import (
+from kb.errors import ConfigError
+from kb.extract.backends import (
     ANSWER_TOKENS,
     RETRIES,
     THINKING_TOKENS,
@@ -25,10 +26,9 @@ from extract.backends import (
     Usage,
     context_for,
 )
-from extract.errors import ExtractError, FatalExtractError, InvalidOutput, Refused, Truncated
-from extract.models import Extraction, json_schema
-from extract.prompt import SYSTEM, user_message
-from kb.errors import ConfigError
+from kb.extract.errors import ExtractError, FatalExtractError, InvalidOutput, Refused, Truncated
+from kb.extract.models import Extraction, json_schema
+from kb.extract.prompt import SYSTEM, user_message
 
 SCHEMA = json_schema(Extraction)
 PASSAGE = "Acme Corp had 120 customers in March 2026. Tobias Reinholt leads Acme Corp."

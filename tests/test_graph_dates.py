@@ -1,8 +1,8 @@
 """Graph lines obey --since/--until like the chunks do."""
 
-from search.graph import in_date_range
-from search.hybrid import Filters
-from search.lines import Line
+from kb.search.graph import in_date_range
+from kb.search.hybrid import Filters
+from kb.search.lines import Line
 
 
 def line(date: str | None) -> Line:

@@ -11,11 +11,11 @@ from click.testing import CliRunner
 
 from kb.cli import cli
 from kb.embed.onnx import OnnxEmbedder
+from kb.search.graph import PRESETS, graph_search, implied_types
+from kb.search.hybrid import Filters
+from kb.search.modes import run_search
+from kb.search.router import route
 from kb.store import KnowledgeStore, SearchIndex, Store
-from search.graph import PRESETS, graph_search, implied_types
-from search.hybrid import Filters
-from search.modes import run_search
-from search.router import route
 
 EMB = OnnxEmbedder()
 CHAIN = "Who introduced the investor that led the seed round?"

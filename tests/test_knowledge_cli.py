@@ -21,8 +21,8 @@ from click.testing import CliRunner
 from knowledge_helpers import replay, system_text
 from standin_http import keep_local
 
-from extract.audit import AUDIT
 from kb.cli import cli
+from kb.extract.audit import AUDIT
 
 BATCHES = "/v1/messages/batches"
 

@@ -12,12 +12,12 @@ from anthropic_standin import ChatStandIn
 from conftest import EXAMPLE_VAULT
 from knowledge_helpers import MODEL, replay, user_text, vault_chunks
 
-from extract.backends import AnthropicExtractor, OllamaExtractor
-from extract.cache import ExtractionCache, cache_key
-from extract.models import Extraction, find_exact, repair
-from extract.run import KnowledgeRun, Policy
-from extract.schema import ENTITY_TYPES, MODALITIES, RELATIONSHIP_TYPES
 from kb.errors import ConfigError
+from kb.extract.backends import AnthropicExtractor, OllamaExtractor
+from kb.extract.cache import ExtractionCache, cache_key
+from kb.extract.models import Extraction, find_exact, repair
+from kb.extract.run import KnowledgeRun, Policy
+from kb.extract.schema import ENTITY_TYPES, MODALITIES, RELATIONSHIP_TYPES
 
 JOURNAL_SECRET = "Ingrid"  # appears in the private Journal notes
 
@@ -165,7 +165,7 @@ def test_triage_rejects_a_chat_before_paying_for_its_chunks(tmp_path: Path) -> N
 def test_schema_tables_and_quote_repair() -> None:
     from typing import get_args
 
-    from extract import models
+    from kb.extract import models
 
     assert get_args(models.EntityType) == tuple(ENTITY_TYPES) and len(ENTITY_TYPES) == 10
     assert get_args(models.RelType) == tuple(RELATIONSHIP_TYPES) and "RELATED_TO" in RELATIONSHIP_TYPES

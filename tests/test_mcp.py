@@ -7,20 +7,20 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import anyio
 import pytest
+from conftest import REPO, make_config
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
-from neo4j import exceptions as nx
 
-from conftest import REPO, make_config
 from kb.embed.onnx import OnnxEmbedder
 from kb.embeddings import EmbedStep
 from kb.errors import StoreError
-from kb.mcp_server import ReadOnlyStore, error_text
+from kb.mcp_server import ReadOnlyStore
 from kb.progress import Bars
 from kb.refresh import refresh
 from kb.store import Connection, Store

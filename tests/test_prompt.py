@@ -1,6 +1,6 @@
 """The extraction prompt keeps note text inside its data wrapper, whatever the note says."""
 
-from extract.prompt import triage_message, user_message
+from kb.extract.prompt import triage_message, user_message
 
 
 def test_a_note_cannot_close_the_passage_wrapper() -> None:

@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from search.question import language, parse
-from search.router import route
+from kb.search.question import language, parse
+from kb.search.router import route
 
 TODAY = dt.date(2026, 12, 1)
 

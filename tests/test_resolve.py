@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from extract.graph import build_rows, hub_threshold
-from extract.lookup import matches
-from extract.models import Extraction
-from extract.resolve import Mention, Overrides, resolve, rule_key
+from kb.extract.graph import build_rows, hub_threshold
+from kb.extract.lookup import matches
+from kb.extract.models import Extraction
+from kb.extract.resolve import Mention, Overrides, resolve, rule_key
 
 
 def m(chunk: str, name: str, etype: str = "Organization", aliases: tuple[str, ...] = (), note: str = "n.md") -> Mention:

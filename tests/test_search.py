@@ -15,9 +15,9 @@ from kb.embeddings import EmbedStep
 from kb.errors import EmbedderError
 from kb.progress import Bars
 from kb.refresh import Summary, refresh
+from kb.search.fusion import FUSION_PRESETS, FusionConfig
+from kb.search.hybrid import Filters, fuse, fuse_passages, hybrid_search, lucene_query, per_chunk
 from kb.store import SearchIndex, Store
-from search.fusion import FUSION_PRESETS, FusionConfig
-from search.hybrid import Filters, fuse, fuse_passages, hybrid_search, lucene_query, per_chunk
 
 EMB = OnnxEmbedder()
 

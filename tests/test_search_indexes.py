@@ -16,8 +16,8 @@ from kb.embeddings import EmbedStep
 from kb.errors import EmbedderError
 from kb.progress import Bars
 from kb.refresh import refresh
+from kb.search.hybrid import Filters, hybrid_search
 from kb.store import SearchIndex, Store
-from search.hybrid import Filters, hybrid_search
 
 EMB = OnnxEmbedder()
 QUESTIONS = (

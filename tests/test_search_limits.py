@@ -9,9 +9,9 @@ from click.testing import CliRunner
 
 from kb.cli import cli
 from kb.embed.onnx import OnnxEmbedder
+from kb.search.hybrid import MAX_TERMS, lucene_query, query_terms
+from kb.search.modes import MODES, run_search
 from kb.store import Store
-from search.hybrid import MAX_TERMS, lucene_query, query_terms
-from search.modes import MODES, run_search
 
 EMB = OnnxEmbedder()
 WORDS_5000 = " ".join(f"term{i}x" for i in range(5000))

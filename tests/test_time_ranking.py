@@ -6,9 +6,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from search.current import as_of_rows, current_only, lead_claims
-from search.question import parse
-from search.rerank import demote, relevant, standing, standings
+from kb.search.current import as_of_rows, current_only, lead_claims
+from kb.search.question import parse
+from kb.search.rerank import demote, relevant, standing, standings
 
 TODAY = dt.date(2026, 12, 1)
 CHAIN = "thing:crumb"

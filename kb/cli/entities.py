@@ -8,16 +8,16 @@ from typing import Any
 
 import click
 
-from extract.backends import make_extractor
-from extract.lookup import pick
-from extract.step import policy_for, rebuild
-from extract.timeline import timelines, written
 from kb.cli.common import config, emit_json, json_option, stdin_is_tty, store
 from kb.embed import make_embedder
 from kb.embeddings import built_by
 from kb.errors import ConfigError
+from kb.extract.backends import make_extractor
+from kb.extract.lookup import pick
+from kb.extract.step import policy_for, rebuild
+from kb.extract.timeline import timelines, written
+from kb.search.hybrid import iso_date
 from kb.store import KnowledgeStore
-from search.hybrid import iso_date
 
 
 @click.command("rebuild-entities")
@@ -29,11 +29,11 @@ def rebuild_entities(as_json: bool) -> None:
         emb = make_embedder(cfg)
         result = rebuild(st, cfg, emb if built_by(st, emb) else None)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_json())
     else:
-        c = result["counts"]
+        c = result.counts
         click.echo(
-            f"Rebuilt from {result['cached']} cached extractions: {c['entities']} entities, "
+            f"Rebuilt from {result.cached} cached extractions: {c['entities']} entities, "
             f"{c['relationships']} relationships, {c['claims']} claims."
         )
 
@@ -61,10 +61,10 @@ def retype_cmd(yes: bool, as_json: bool) -> None:
             policy=policy_for(cfg, yes, False, confirm),
         )
     if as_json:
-        emit_json(result)
+        emit_json(result.to_json())
         return
-    click.echo(f"Re-typed {len(result['retyped'])} links; {result['counts']['relationships']} relationships now.")
-    for r in result["retyped"]:
+    click.echo(f"Re-typed {len(result.retyped)} links; {result.counts['relationships']} relationships now.")
+    for r in result.retyped:
         click.echo(f"  {r['link']} -> {r['type']}")
 
 

@@ -10,21 +10,21 @@ from pathlib import Path
 
 import click
 
-from eval.harness import Mode, flat_mode, graph_mode, hybrid_mode, naive_mode, rows_json, run_modes
-from eval.naive import NaiveIndex
-from eval.questions import QuestionSetError, check_questions, filter_split, load_questions
-from eval.report import charts, markdown
-from extract.step import knowledge_step, policy_for
 from kb import __version__
 from kb.cli.common import config, embedder_option, emit_json, json_option, store
 from kb.embed import make_embedder
 from kb.embeddings import EmbedStep
 from kb.errors import ConfigError
+from kb.eval.harness import Mode, flat_mode, graph_mode, hybrid_mode, naive_mode, rows_json, run_modes
+from kb.eval.naive import NaiveIndex
+from kb.eval.questions import QuestionSetError, check_questions, filter_split, load_questions
+from kb.eval.report import charts, markdown
+from kb.extract.pipeline import refresh_all
+from kb.extract.step import policy_for
 from kb.progress import Bars
-from kb.refresh import refresh
+from kb.search.fusion import FUSION_PRESETS
+from kb.search.hybrid import iso_date
 from kb.store import SearchIndex
-from search.fusion import FUSION_PRESETS
-from search.hybrid import iso_date
 
 MODES = (
     "hybrid",
@@ -128,8 +128,9 @@ def run(
         if do_refresh:
             if st.get_meta("vault").get("path") not in (None, str(Path(vault).resolve())):
                 st.clear()  # another vault: start from empty indexes, so the ranking does not depend on history
-            refresh(st, cfg, Bars(quiet=as_json), EmbedStep(emb))
-            knowledge_step(st, cfg, policy_for(cfg, False, False, None), embedder=emb, paid=False)
+            refresh_all(
+                st, cfg, Bars(quiet=as_json), EmbedStep(emb), policy_for(cfg, False, False, None), paid=False
+            ).check()
         held = st.get_meta("vault").get("path")
         if held != str(Path(vault).resolve()):
             raise ConfigError(

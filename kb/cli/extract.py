@@ -7,12 +7,13 @@ from typing import Any
 
 import click
 
-from extract.backends import make_extractor
-from extract.models import Extraction
-from extract.run import MODELS, KnowledgeRun, Policy
-from extract.step import cache_for, graph_vault, knowledge_step, model_name, outcome_head, policy_for
 from kb.cli.common import config, emit_json, json_option, stdin_is_tty, store
 from kb.errors import ConfigError
+from kb.extract.backends import make_extractor
+from kb.extract.models import Extraction
+from kb.extract.report import outcome_head
+from kb.extract.run import MODELS, KnowledgeRun, Policy
+from kb.extract.step import cache_for, graph_vault, knowledge_step, model_name, policy_for
 from kb.store import KnowledgeStore
 
 
@@ -141,7 +142,7 @@ def status(as_json: bool) -> None:
         "resubmit": got.resubmit,
         "failed": got.failed,
         "waiting": got.waiting,
-        "knowledge": knowledge,
+        "knowledge": knowledge.to_json(),
     }
     if as_json:
         emit_json(result)
@@ -150,9 +151,9 @@ def status(as_json: bool) -> None:
         f"Batches: {len(got.done)} collected ({got.stored} answers stored, {got.resubmit} to submit "
         f"again), {len(got.waiting)} still running{': ' + ', '.join(got.waiting) if got.waiting else ''}."
     )
-    c = knowledge["counts"]
+    c = knowledge.counts
     click.echo(
-        f"Knowledge layer from the cache: {knowledge['cached']} chunks; {c.get('entities', 0)} entities, "
+        f"Knowledge layer from the cache: {knowledge.cached} chunks; {c.get('entities', 0)} entities, "
         f"{c.get('relationships', 0)} relationships, {c.get('claims', 0)} claims."
     )
 

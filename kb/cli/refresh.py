@@ -6,15 +6,15 @@ from typing import Any
 
 import click
 
-from extract.errors import ExtractError
-from extract.step import knowledge_step, policy_for
 from kb.cli.common import config, embedder_option, emit_json, json_option, stdin_is_tty, store, vault_option
 from kb.embed import make_embedder
 from kb.embeddings import EmbedStep
-from kb.errors import EmbedderError
+from kb.extract.pipeline import refresh_all
+from kb.extract.report import KnowledgeReport
+from kb.extract.step import policy_for
 from kb.lock import write_lock
 from kb.progress import Bars
-from kb.refresh import Summary, missing_with_aliases, refresh
+from kb.refresh import Summary, missing_with_aliases
 
 
 @click.command("refresh")
@@ -59,63 +59,50 @@ def refresh_cmd(
     """Bring the graph up to date with the vault: only new or edited notes are parsed again."""
     cfg = config(vault=vault, embedder=embedder)
     step = None if no_embed else EmbedStep(make_embedder(cfg), reembed=reembed)
-    embed_error = None
     with store(cfg) as st, write_lock(cfg.home, st.conn.uri, st.conn.database):
-        try:
-            summary = refresh(
-                st, cfg, Bars(quiet=as_json), step, unmark_private=unmark_private, rebuild_indexes=rebuild_indexes
-            )
-        except EmbedderError as exc:  # structure is already written: report it, then fail
-            embed_error = str(exc)
-            summary = refresh(
-                st, cfg, Bars(quiet=True), None, unmark_private=unmark_private, rebuild_indexes=rebuild_indexes
-            )
         confirm = None if as_json or not stdin_is_tty() else (lambda q: click.confirm(q, default=False))
-        line_embedder = step.embedder if step is not None and embed_error is None else None
-        knowledge = (
-            None
-            if no_extract
-            else knowledge_step(st, cfg, policy_for(cfg, yes, dry_run, confirm, batch), embedder=line_embedder)
+        report = refresh_all(
+            st,
+            cfg,
+            Bars(quiet=as_json),
+            step,
+            None if no_extract else policy_for(cfg, yes, dry_run, confirm, batch),
+            unmark_private=unmark_private,
+            rebuild_indexes=rebuild_indexes,
         )
     if as_json:
-        out = summary.to_json()
-        out["embed_error"] = embed_error
-        out["knowledge"] = knowledge
-        emit_json(out)
+        emit_json(report.to_json())
     else:
-        print_summary(summary)
-        print_knowledge(knowledge)
-    if embed_error:
-        raise EmbedderError(f"structure and chunks are up to date, but embedding failed: {embed_error}")
-    if knowledge and knowledge["status"] == "failed":
-        raise ExtractError(f"the knowledge layer failed: {knowledge['message']}")
+        print_summary(report.summary)
+        print_knowledge(report.knowledge)
+    report.check()
 
 
-def print_knowledge(k: dict[str, Any] | None) -> None:
+def print_knowledge(k: KnowledgeReport | None) -> None:
     if k is None:
         click.echo("Knowledge layer: skipped (--no-extract).")
         return
-    for name, title in (
-        ("estimate", "Extraction estimate (per folder)"),
-        ("checks_estimate", "Estimate for checking entities and links"),
+    for est, title in (
+        (k.estimate, "Extraction estimate (per folder)"),
+        (k.checks_estimate, "Estimate for checking entities and links"),
     ):
-        if k.get(name):
+        if est is not None:
             click.echo(f"{title}:")
-            for line in k[name]["lines"]:
+            for line in est.lines():
                 click.echo(line)
-    c = k["counts"]
+    c = k.counts
     click.echo(
-        f"Knowledge layer ({k['model']}): {k['status']}; {k['cached']} chunks from the cache, "
-        f"{k['extracted']} extracted now, {len(k['failed'])} failed, {k['skipped_private']} private chunks "
+        f"Knowledge layer ({k.model}): {k.status}; {k.cached} chunks from the cache, "
+        f"{k.extracted} extracted now, {len(k.failed)} failed, {k.skipped_private} private chunks "
         f"not sent; {c.get('entities', 0)} entities, {c.get('relationships', 0)} relationships, "
         f"{c.get('claims', 0)} claims."
     )
-    for t in k["triage"]:
+    for t in k.triage:
         click.echo(f"  AI chat {t['path']}: {'kept' if t['keep'] else 'not extracted'} ({t['reason']})")
-    for f in k["failed"][:10]:
+    for f in k.failed[:10]:
         click.echo(f"  failed: {f['path']}: {f['error']}")
-    if k["message"]:
-        click.echo(f"  {k['message']}")
+    if k.message:
+        click.echo(f"  {k.message}")
 
 
 def print_summary(s: Summary) -> None:

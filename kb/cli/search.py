@@ -7,9 +7,9 @@ import click
 from kb.cli.common import config, embedder_option, emit_json, json_option, store
 from kb.embed import make_embedder
 from kb.embeddings import require_built_by
-from search.graph import PRESETS
-from search.hybrid import Filters, iso_date
-from search.modes import MODES, run_search
+from kb.search.graph import PRESETS
+from kb.search.hybrid import Filters, iso_date
+from kb.search.modes import MODES, run_search
 
 
 @click.command("search")
