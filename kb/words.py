@@ -1,11 +1,12 @@
 """Word stems shared by the graph build and graph search: a claim's attribute is matched to a question by
 its stems ("customers" asks for customer_count), computed once when the graph is built. English only: a
 question in another language matches no stems, and the claim lines' vectors decide (search/rerank.py). No
-synonym lists: an attribute asked for under another name is found by its line's vector."""
+synonym lists: an attribute asked for under another name is found by its line's vector, one written as an
+abbreviation ("nrr") by the initials of the words the question spells it out with ("net revenue retention")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 STOP = frozenset(
     "what when who how did does do is was were the a an of for to in on our we my has have "
@@ -29,3 +30,20 @@ def stems(words: Iterable[str]) -> set[str]:
 def attribute_stems(attribute: str) -> list[str]:
     """The stems that say what an attribute is about, sorted (stored on each claim)."""
     return sorted(stems(attribute.split("_")) - GENERIC_ATTR)
+
+
+def initialisms(words: Sequence[str], stop: Iterable[str] = ()) -> set[str]:
+    """The initials of each run of 3 or 4 consecutive words, none a question word, one of `stop` or a number
+    ("annual recurring revenue" gives arr): a claim attribute written as an abbreviation is asked for by its
+    words spelt out (the embedder does not know that nrr is net revenue retention)."""
+    skip = STOP | set(stop)
+    runs: list[list[str]] = [[]]
+    for w in words:
+        w = w.lower()
+        if w.isalpha() and w.isascii() and w not in skip:
+            runs[-1].append(w)
+        elif runs[-1]:
+            runs.append([])
+    return {
+        "".join(w[0] for w in run[i : i + size]) for run in runs for size in (3, 4) for i in range(len(run) - size + 1)
+    }

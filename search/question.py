@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from kb.search.dates import DateRange, resolve
-from kb.words import stems
+from kb.words import initialisms, stems
 
 INTENTS = ("why", "path", "change", "happened", "value", "other")
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # Han characters
@@ -97,7 +97,7 @@ class Question:
     text: str
     lang: str | None  # None: not a language the rules read (intent "other", no re-ranking)
     words: tuple[str, ...]  # lower-cased, in order, each once (each Han character a word)
-    stems: frozenset[str]  # English stems, matched against claim attribute stems built the same way
+    stems: frozenset[str]  # English stems and initialisms, matched against claim attribute stems built the same way
     ranges: tuple[DateRange, ...]  # every date phrase resolved against `today`
     intent: str  # one of INTENTS
     now: bool  # asks for the state now
@@ -154,4 +154,6 @@ def parse(text: str, today: dt.date | None = None) -> Question:
     if now:
         rules.append("asks for the state now")
     rules += [r.reading() for r in ranges]
-    return Question(text, lang, words, frozenset(stems(words)), ranges, intent, now, tuple(rules))
+    # abbreviations are English ones: another language's words spelt out give no attribute's initials
+    abbrev = initialisms(words, FUNCTION_WORDS["en"]) if lang == "en" else set()
+    return Question(text, lang, words, frozenset(stems(words) | abbrev), ranges, intent, now, tuple(rules))

@@ -75,6 +75,16 @@ def test_period_and_readings() -> None:
     assert {"store", "run"} <= parse("How many stores did we run?", TODAY).stems
 
 
+def test_an_abbreviated_attribute_is_asked_for_by_its_words_spelt_out() -> None:
+    q = parse("What is the bakery's net promoter score these days?", TODAY)
+    assert {"nps", "net", "promoter", "score"} <= q.stems
+    assert "ltv" not in parse("What is the customer lifetime value?", TODAY).stems  # two words: no initialism
+    assert "cac" in parse("What is our customer acquisition cost now?", TODAY).stems
+    # a question word breaks the run ("how many paying customers" is no "mpc"), and only English is read
+    assert not {"mpc", "hmp"} & parse("How many paying customers do we have?", TODAY).stems
+    assert "nps" not in parse("Wie hoch ist der Net Promoter Score aktuell?", TODAY).stems
+
+
 def test_router_reads_the_typed_question() -> None:
     assert route(parse("Hat die Filiale in Wien jemals eröffnet?", TODAY)) == (
         "graph",
