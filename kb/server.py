@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from kb import jars
 from kb.config import Config, read_config_file, write_config_values
 from kb.errors import ServerError
 from kb.java import Java, find_java
@@ -80,6 +79,8 @@ def paths_for(cfg: Config) -> ServerPaths:
 
 def ensure_jars(paths: ServerPaths, cfg: Config | None = None, progress: Callable[[str], None] | None = None) -> Path:
     """The server's jars, every one verified against the lock file on every start and fetched again if bad."""
+    from kb import jars  # urllib.request and the XML reader: only a start needs them, not each `kb search`
+
     lock = jars.packaged_lock()
     if lock.version == paths.version:
         repo = cfg.jar_repository if cfg else None
@@ -90,6 +91,8 @@ def ensure_jars(paths: ServerPaths, cfg: Config | None = None, progress: Callabl
 
 def _maven_unlocked(paths: ServerPaths) -> Path:
     """A Neo4j version the lock file does not cover: fetched once with Maven, unverified."""
+    from kb import jars  # as in ensure_jars
+
     if (paths.lib / ".complete").exists():
         return paths.lib
     if shutil.which("mvn") is None:

