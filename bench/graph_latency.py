@@ -35,7 +35,7 @@ def main() -> None:
         t2 = time.perf_counter()
         hyb.append((t1 - t0) * 1e3)
         gra.append((t2 - t1) * 1e3 - TimedEmbedder.last_ms)
-        lines.append(len(res["graph"]["lines"]))
+        lines.append(len(res.lines))
     out = {
         "questions": len(qs),
         "hybrid_ms_p50": round(percentile(hyb, 50), 1),

@@ -119,10 +119,10 @@ def main() -> None:
     search_ms, embed_ms, filtered_ms = [], [], []
     for q, f in qs:
         res = hybrid_search(index, emb, q, filters=f)
-        search_ms.append(res["timing"]["search_ms"])
+        search_ms.append(res.timing["search_ms"])
         embed_ms.append(TimedEmbedder.last_ms)
         if f.active():
-            filtered_ms.append(res["timing"]["search_ms"])
+            filtered_ms.append(res.timing["search_ms"])
     result = {
         "notes": counts["notes"],
         "chunks": counts["chunks"],

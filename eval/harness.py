@@ -29,6 +29,7 @@ from kb.eval.questions import Question
 from kb.search.fusion import FusionConfig
 from kb.search.hybrid import Filters, flat_chunks, hybrid_search
 from kb.search.modes import run_search
+from kb.search.results import ChunkResult
 from kb.store import SearchIndex, Store
 
 LOCAL = Filters(include_private=True)  # the eval runs locally: private notes count like any other
@@ -78,6 +79,11 @@ class Row:
 Mode = Callable[[str, int], ModeOutput]
 
 
+def chunk_block(path: str, c: ChunkResult) -> ContextBlock:
+    """A chunk as the answerer reads it: breadcrumb and date, then the text."""
+    return ContextBlock(path, f"{c.breadcrumb} ({c.date})\n{c.text}")
+
+
 def hybrid_mode(index: SearchIndex, embedder: Embedder | None, fusion: FusionConfig | None = None) -> Mode:
     """Top 20 notes, each with its best chunks in full, in rank order (`fusion` picks the legs and weights)."""
 
@@ -85,14 +91,10 @@ def hybrid_mode(index: SearchIndex, embedder: Embedder | None, fusion: FusionCon
         t0 = time.perf_counter()
         res = hybrid_search(index, embedder, question, k=DEPTH_NOTES, filters=LOCAL, fusion=fusion)
         latency = (time.perf_counter() - t0) * 1e3
-        blocks = [
-            ContextBlock(r["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}")
-            for r in res["results"]
-            for c in r["chunks"]
-        ]
-        top = res["results"][0]["score"] if res["results"] else None
+        blocks = [chunk_block(r.path, c) for r in res.notes for c in r.chunks]
+        top = res.notes[0].score if res.notes else None
         return ModeOutput(
-            [r["path"] for r in res["results"]], pack_budget(blocks, budget), top, latency, res["timing"]["search_ms"]
+            [r.path for r in res.notes], pack_budget(blocks, budget), top, latency, res.timing["search_ms"]
         )
 
     return run
@@ -123,18 +125,11 @@ def graph_mode(
             today=today,
         )
         latency = (time.perf_counter() - t0) * 1e3
-        lines = [ContextBlock(ln["path"], ln["text"]) for ln in res.get("graph", {}).get("lines", [])]
-        chunks = [
-            ContextBlock(r["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}")
-            for r in res["results"]
-            for c in r["chunks"]
-        ]
-        top = res["results"][0]["score"] if res["results"] else None
-        timing = res["timing"]
-        search_ms = timing.get("search_ms", 0.0) + timing.get("graph_ms", 0.0)
-        return ModeOutput(
-            [r["path"] for r in res["results"]], pack_budget(lines + chunks, budget), top, latency, search_ms
-        )
+        lines = [ContextBlock(ln.path, ln.text) for ln in res.lines]
+        chunks = [chunk_block(r.path, c) for r in res.notes for c in r.chunks]
+        top = res.notes[0].score if res.notes else None
+        search_ms = res.timing.get("search_ms", 0.0) + res.timing.get("graph_ms", 0.0)
+        return ModeOutput([r.path for r in res.notes], pack_budget(lines + chunks, budget), top, latency, search_ms)
 
     return run
 
@@ -146,10 +141,10 @@ def flat_mode(index: SearchIndex, embedder: Embedder | None) -> Mode:
         t0 = time.perf_counter()
         res = flat_chunks(index, embedder, question, limit=200, filters=LOCAL)
         latency = (time.perf_counter() - t0) * 1e3
-        blocks = [ContextBlock(c["path"], f"{c['breadcrumb']} ({c['date']})\n{c['text']}") for c in res["chunks"]]
-        ranked = list(dict.fromkeys(c["path"] for c in res["chunks"]))
-        timing = res["timing"]
-        top = res["chunks"][0]["score"] if res["chunks"] else None
+        blocks = [chunk_block(c.path, c) for c in res.chunks]
+        ranked = list(dict.fromkeys(c.path for c in res.chunks))
+        timing = res.timing
+        top = res.chunks[0].score if res.chunks else None
         return ModeOutput(
             ranked,
             pack_budget(blocks, budget),

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -55,6 +55,7 @@ from kb.readonly import (
 from kb.sandbox import PublicStore, new_call_tag, retrying, set_call_tag
 from kb.search.hybrid import Filters, iso_date
 from kb.search.modes import run_search
+from kb.search.results import NoteResult
 from kb.store import connection_for
 from kb.tokens import count_tokens, truncate_tokens
 
@@ -168,28 +169,29 @@ def _trim_search(payload: dict[str, Any], max_tokens: int) -> None:
             payload["notice"] = f"every chunk and some graph lines were cut to stay within {max_tokens} tokens"
 
 
-def _search_note(note: Mapping[str, Any]) -> dict[str, Any]:
-    path, date = note["path"], note["date"]
+def _search_note(note: NoteResult) -> dict[str, Any]:
+    path, date = note.path, note.date
     chunks = [
         {
-            "citation": f"{path} ({c['date'] or date or 'undated'}) › {c['breadcrumb']}",
-            "breadcrumb": c["breadcrumb"],
-            "date": c["date"],
-            "text": c["text"],
+            "citation": f"{path} ({c.date or date or 'undated'}) › {c.breadcrumb}",
+            "breadcrumb": c.breadcrumb,
+            "date": c.date,
+            "text": c.text,
         }
-        for c in note["chunks"]
+        for c in note.chunks
     ]
-    out = {
-        "rank": note["rank"],
+    out: dict[str, Any] = {
+        "rank": note.rank,
         "path": path,
-        "title": note["title"],
+        "title": note.title,
         "date": date,
-        "score": note["score"],
+        "score": round(note.score, 6),
         "chunks": chunks,
     }
-    for key in ("promoted", "demoted"):  # graph mode moved it: it states the value asked for, or only old claims
-        if note.get(key):
-            out[key] = note[key]
+    # graph mode moved it: it states the value asked for, or only old claims
+    for key, why in (("promoted", note.promoted), ("demoted", note.demoted)):
+        if why:
+            out[key] = why
     return out
 
 
@@ -329,20 +331,20 @@ class KbTools:
             require_built_by(store, emb, "set KB_EMBEDDER or run `kb refresh --reembed`")
             result = run_search(store, emb, asked, mode, k, filters, as_of=as_of, current=current)
         echo = question if len(question) <= ECHO_CHARS else question[:ECHO_CHARS] + "…"
-        payload: dict[str, Any] = {"query": echo, "mode": result["mode"], "filters": result["filters"]}
+        payload: dict[str, Any] = {"query": echo, "mode": result.mode, "filters": result.filters}
         if len(question) > MAX_QUESTION_CHARS:
             payload["question_notice"] = (
                 f"the question has {len(question)} characters: its first {MAX_QUESTION_CHARS} were searched"
             )
-        if "router" in result:
-            payload["router"] = result["router"]
-        if result.get("question", {}).get("readings"):
-            payload["dates_read"] = result["question"]["readings"]
+        if result.router is not None:
+            payload["router"] = result.router.to_json()
+        if result.question is not None and result.question.readings:
+            payload["dates_read"] = result.question.readings
         if as_of or current:
             payload["as_of"], payload["current_only"] = as_of, current
-        if "graph" in result:
-            payload["graph_lines"] = [line["text"] for line in result["graph"]["lines"]]
-        payload["results"] = [_search_note(n) for n in result["results"]]
+        if result.graph is not None:
+            payload["graph_lines"] = [line.text for line in result.graph.lines]
+        payload["results"] = [_search_note(n) for n in result.notes]
         _trim_search(payload, self.limits.max_tokens)
         return payload
 

@@ -6,9 +6,11 @@ a day (--as-of) and only the claims that still stand (--current)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from kb.search.rerank import claim_when, replaced_by
+from kb.search.results import NoteResult
 
 FACTUAL = ("fact", "reported")
 
@@ -104,13 +106,13 @@ def _neg(date: str) -> str:
 
 
 def promote(
-    results: list[dict[str, Any]],
+    results: list[NoteResult],
     leads: list[dict[str, Any]],
     limit: int,
     reason: str,
-    fetch: Callable[[list[tuple[str, str]]], list[dict[str, Any]]],
+    fetch: Callable[[list[tuple[str, str]]], list[NoteResult]],
     period: tuple[str, str] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[NoteResult]:
     """Lead notes first (newest note first, or those written in `period`, at most `limit`), then the others in
     their hybrid order; a lead note outside the results comes in with the chunk that states the value (`fetch`
     builds it)."""
@@ -120,10 +122,10 @@ def promote(
     for r in sorted(leads, key=lambda r: _written(r, period)):
         by_note.setdefault(r["claim"]["note_path"], r.get("chunk") or "")
     first = list(by_note.items())[:limit]
-    present = {r["path"]: r for r in results}
+    present = {r.path: r for r in results}
     missing = fetch([(p, c) for p, c in first if p not in present and c])
-    added = {r["path"]: r for r in missing}
-    top = [{**(present.get(p) or added[p]), "promoted": reason} for p, _ in first if p in present or p in added]
-    moved = {r["path"] for r in top}
-    out = top + [r for r in results if r["path"] not in moved]
-    return [{**r, "rank": n} for n, r in enumerate(out[: len(results) or len(out)], start=1)]
+    added = {r.path: r for r in missing}
+    top = [replace(present.get(p) or added[p], promoted=reason) for p, _ in first if p in present or p in added]
+    moved = {r.path for r in top}
+    out = top + [r for r in results if r.path not in moved]
+    return [replace(r, rank=n) for n, r in enumerate(out[: len(results) or len(out)], start=1)]

@@ -17,6 +17,7 @@ from kb.search.hybrid import MAX_TERM_CHARS, Filters, hybrid_search, notes_for_c
 from kb.search.lines import Line, claim_lines, link_line
 from kb.search.question import Question, parse
 from kb.search.rerank import demote, relevant, standings
+from kb.search.results import GraphReport, NoteResult, QuestionReading, SearchResult
 from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
 
@@ -112,7 +113,7 @@ def graph_search(
     filters: Filters | None = None,
     as_of: str | None = None,
     current: bool = False,
-) -> dict[str, Any]:
+) -> SearchResult:
     """Hybrid results plus trimmed graph lines within one token budget; byte-for-byte deterministic. With
     `as_of`, claims are read as they stood that day; with `current`, outdated claims are left out."""
     q = question if isinstance(question, Question) else parse(question)
@@ -120,7 +121,7 @@ def graph_search(
     qvec = question_vector(embedder, q.text)
     base = hybrid_search(index, embedder, q.text, k=cfg.k, filters=filters, qvec=qvec)
     t1 = time.perf_counter()
-    chunk_ids = [c["id"] for r in base["results"][:5] for c in r["chunks"]]
+    chunk_ids = [c.id for r in base.notes[:5] for c in r.chunks]
     types = implied_types(q)
     private = bool(filters and filters.include_private)
     ctx = ks.graph_context(
@@ -149,48 +150,36 @@ def graph_search(
     per_timeline = cfg.max_claims if named and q.intent == "change" else cfg.per_timeline
     lines = in_date_range(_lines(ctx, entry, types, private, cfg.max_claims, per_timeline), filters)
     kept, dropped = trim(lines, qvec is not None, cfg)
-    kept, repeated = _unrepeated(kept, base["results"], cfg)
+    kept, repeated = _unrepeated(kept, base.notes, cfg)
     # a value is lifted only for an entity the question names: lifting by the top notes' entities moved the
     # wrong notes up (a client's seat price for "the list price")
     named_keys = {e["key"] for e in named}
+    notes: list[NoteResult] = base.notes
     moved: list[dict[str, str]] = []
     if q.asks_for_state() or ((as_of or current) and q.intent != "why"):
-        base["results"], moved = _rerank(
-            index, ks, base["results"], ctx["claims"], q, cfg, filters, as_of, named_keys, qvec
-        )
+        notes, moved = _rerank(index, ks, notes, ctx["claims"], q, cfg, filters, as_of, named_keys, qvec)
     t2 = time.perf_counter()
     tokens, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
-    base.update(
-        mode="graph",
-        question=_question_json(q, as_of, current),
-        graph={
-            "entry_entities": [
-                {"name": e["name"], "key": e["key"], "named": n < len(named)} for n, e in enumerate(named + seeds)
-            ],
-            "implied_relationships": types,
-            "lines": [asdict(line) for line in used],
-            "reranked": moved,
-            "dropped_by_trim": dropped,
-            "dropped_as_read_in_chunks": repeated,
-            "tokens": tokens,
-            "config": asdict(cfg),
-        },
+    graph = GraphReport(
+        entry_entities=[
+            {"name": e["name"], "key": e["key"], "named": n < len(named)} for n, e in enumerate(named + seeds)
+        ],
+        implied_relationships=types,
+        lines=used,
+        reranked=moved,
+        dropped_by_trim=dropped,
+        dropped_as_read_in_chunks=repeated,
+        tokens=tokens,
+        config=asdict(cfg),
     )
-    base["timing"] = {**base["timing"], "hybrid_ms": round((t1 - t0) * 1e3, 2), "graph_ms": round((t2 - t1) * 1e3, 2)}
-    return base
+    timing = {**base.timing, "hybrid_ms": (t1 - t0) * 1e3, "graph_ms": (t2 - t1) * 1e3}
+    reading = reading_of(q, as_of, current, detailed=True)
+    return replace(base, mode="graph", notes=notes, question=reading, graph=graph, timing=timing)
 
 
-def _question_json(q: Question, as_of: str | None, current: bool) -> dict[str, Any]:
+def reading_of(q: Question, as_of: str | None, current: bool, detailed: bool) -> QuestionReading:
     """How the question was read, for the output."""
-    return {
-        "language": q.lang,
-        "intent": q.intent,
-        "now": q.now,
-        "readings": q.readings(),
-        "rules": list(q.rules),
-        "as_of": as_of,
-        "current_only": current,
-    }
+    return QuestionReading(q.lang, q.intent, q.readings(), as_of, current, q.now, tuple(q.rules), detailed)
 
 
 def in_date_range(lines: list[Line], filters: Filters | None) -> list[Line]:
@@ -204,7 +193,7 @@ def in_date_range(lines: list[Line], filters: Filters | None) -> list[Line]:
 def _rerank(
     index: SearchIndex,
     ks: KnowledgeStore,
-    results: list[dict[str, Any]],
+    results: list[NoteResult],
     claims: list[dict[str, Any]],
     q: Question,
     cfg: GraphConfig,
@@ -212,11 +201,11 @@ def _rerank(
     as_of: str | None,
     named: set[str],
     qvec: list[float] | None,
-) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+) -> tuple[list[NoteResult], list[dict[str, str]]]:
     """Notes stating the value asked for first (`promote`, a note outside the results joins them only when no
     folder, tag or date filter is set: it might not pass one); then notes whose claims about the subject are
     outdated or not facts go below those that state it. Returns the ranking and what moved, with why."""
-    note_of = {c["id"]: r["path"] for r in results[: cfg.rerank_depth] for c in r["chunks"]}
+    note_of = {c.id: r.path for r in results[: cfg.rerank_depth] for c in r.chunks}
     private = bool(filters and filters.include_private)
     rows = ks.chunk_claims(sorted(note_of), qvec, sorted(q.stems), cfg.claims_per_chunk, private) if cfg.rerank else []
     if as_of:
@@ -257,7 +246,7 @@ def _rerank(
     margin = cfg.claim_margin if q.lang in cfg.vector_languages or q.intent == "happened" else None
     stand = {**hearsay, **standings(relevant(rows, q, named, margin), q, as_of, note_of)}
     results = demote(results, stand, cfg.anchor_depth, cfg.max_drop)
-    moved = [{"path": r["path"], "why": r[k]} for r in results for k in ("promoted", "demoted") if r.get(k)]
+    moved = [{"path": r.path, "why": why} for r in results for why in (r.promoted, r.demoted) if why]
     return results, moved
 
 
@@ -329,16 +318,16 @@ def trim(lines: list[Line], scored_on_server: bool, cfg: GraphConfig) -> tuple[l
     return kept, len(scored) - len(kept)
 
 
-def _unrepeated(lines: list[Line], results: list[dict[str, Any]], cfg: GraphConfig) -> tuple[list[Line], int]:
+def _unrepeated(lines: list[Line], results: list[NoteResult], cfg: GraphConfig) -> tuple[list[Line], int]:
     """Unpinned lines whose own chunk is among the chunks surely in the context (those within the chunks'
     share of the budget) are dropped: the answerer reads that passage anyway, and the tokens go to chunks."""
     shown: set[str] = set()
     room = cfg.budget - int(cfg.budget * cfg.graph_share)
-    for chunk in (c for r in results for c in r["chunks"]):
-        room -= int(chunk.get("tokens") or 0)
+    for chunk in (c for r in results for c in r.chunks):
+        room -= int(chunk.tokens or 0)
         if room < 0:
             break
-        shown.add(chunk["id"])
+        shown.add(chunk.id)
     kept = [ln for ln in lines if ln.pinned or not ln.chunk or ln.chunk not in shown]
     return kept, len(lines) - len(kept)
 

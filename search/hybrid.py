@@ -14,6 +14,7 @@ from kb.embed import Embedder
 from kb.errors import ConfigError
 from kb.facets import folder_facet, tag_facet
 from kb.search.fusion import FusionConfig
+from kb.search.results import ChunkResult, FlatResult, NoteResult, SearchResult
 from kb.store import SearchIndex
 
 RRF_K = 60
@@ -257,8 +258,8 @@ def hybrid_search(
     per_note: int = 3,
     qvec: list[float] | None = None,
     fusion: FusionConfig | None = None,
-) -> dict[str, Any]:
-    """The `kb search --json` contract: ranked notes with their best chunks in full and the score parts."""
+) -> SearchResult:
+    """Ranked notes with their best chunks in full and the score parts."""
     filters = filters or Filters()
     ranking = rank_chunks(index, embedder, question, filters, k, qvec, fusion)
     t0 = time.perf_counter()
@@ -267,15 +268,15 @@ def hybrid_search(
     timing = dict(ranking.timing)
     timing["fuse_ms"] += (time.perf_counter() - t0) * 1e3
     timing["search_ms"] = timing["keyword_ms"] + timing["vector_ms"] + timing["fuse_ms"]
-    return {
-        "query": question,
-        "mode": "hybrid",
-        "filters": {**filters.params(), "include_private": filters.include_private},
-        "k": k,
-        "embedder": embedder.identity if embedder is not None else None,
-        "timing": {key: round(v, 2) for key, v in timing.items()},
-        "results": [_note_json(rank, n, details) for rank, n in enumerate(notes, start=1)],
-    }
+    return SearchResult(
+        query=question,
+        mode="hybrid",
+        filters={**filters.params(), "include_private": filters.include_private},
+        k=k,
+        embedder=embedder.identity if embedder is not None else None,
+        timing=timing,
+        notes=[_note(rank, n, details) for rank, n in enumerate(notes, start=1)],
+    )
 
 
 def flat_chunks(
@@ -285,51 +286,47 @@ def flat_chunks(
     limit: int = 200,
     filters: Filters | None = None,
     fusion: FusionConfig | None = None,
-) -> dict[str, Any]:
+) -> FlatResult:
     """Chunks in fused order, not rolled up to notes: the flat-retrieval arm."""
     ranking = rank_chunks(index, embedder, question, filters or Filters(), limit // 5, fusion=fusion)
     hits = ranking.chunks[:limit]
     details = index.chunks([h.id for h in hits])
-    return {
-        "query": question,
-        "mode": "flat",
-        "timing": {k: round(v, 2) for k, v in ranking.timing.items()},
-        "chunks": [{"path": h.path, **_chunk_json(h, details.get(h.id, {}))} for h in hits],
-    }
+    return FlatResult(question, ranking.timing, [_chunk(h, details.get(h.id, {}), h.path) for h in hits])
 
 
-def notes_for_chunks(index: SearchIndex, pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
+def notes_for_chunks(index: SearchIndex, pairs: list[tuple[str, str]]) -> list[NoteResult]:
     """Result entries for notes outside a ranking, each with one given chunk (path, chunk id) and no score."""
     details = index.chunks([cid for _, cid in pairs])
     return [
-        _note_json(0, NoteHit(path, 0.0, None, None, [ChunkHit(cid, path)]), details)
+        _note(0, NoteHit(path, 0.0, None, None, [ChunkHit(cid, path)]), details)
         for path, cid in pairs
         if cid in details
     ]
 
 
-def _note_json(rank: int, note: NoteHit, details: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _note(rank: int, note: NoteHit, details: dict[str, dict[str, Any]]) -> NoteResult:
     first = details.get(note.chunks[0].id, {}) if note.chunks else {}
-    return {
-        "rank": rank,
-        "path": note.path,
-        "title": first.get("title"),
-        "date": first.get("note_date"),
-        "score": round(note.score, 6),
-        "keyword_rank": note.keyword_rank,
-        "vector_rank": note.vector_rank,
-        "chunks": [_chunk_json(c, details.get(c.id, {})) for c in note.chunks],
-    }
+    return NoteResult(
+        rank=rank,
+        path=note.path,
+        title=first.get("title"),
+        date=first.get("note_date"),
+        score=note.score,
+        keyword_rank=note.keyword_rank,
+        vector_rank=note.vector_rank,
+        chunks=tuple(_chunk(c, details.get(c.id, {})) for c in note.chunks),
+    )
 
 
-def _chunk_json(hit: ChunkHit, d: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": hit.id,
-        "breadcrumb": d.get("breadcrumb"),
-        "date": d.get("date"),
-        "text": d.get("text"),
-        "tokens": d.get("tokens"),
-        "score": round(hit.score, 6),
-        "keyword_rank": hit.keyword_rank,
-        "vector_rank": hit.vector_rank,
-    }
+def _chunk(hit: ChunkHit, d: dict[str, Any], path: str = "") -> ChunkResult:
+    return ChunkResult(
+        id=hit.id,
+        breadcrumb=d.get("breadcrumb"),
+        date=d.get("date"),
+        text=d.get("text"),
+        tokens=d.get("tokens"),
+        score=hit.score,
+        keyword_rank=hit.keyword_rank,
+        vector_rank=hit.vector_rank,
+        path=path,
+    )

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import replace
-from typing import Any
 
 from kb.embed import Embedder
-from kb.search.graph import PRESETS, GraphConfig, graph_search
+from kb.search.graph import PRESETS, GraphConfig, graph_search, reading_of
 from kb.search.hybrid import Filters, hybrid_search
 from kb.search.question import parse
+from kb.search.results import Route, SearchResult
 from kb.search.router import route
 from kb.store import KnowledgeStore, SearchIndex, Store
 
@@ -27,7 +27,7 @@ def run_search(
     as_of: str | None = None,
     current: bool = False,
     today: dt.date | None = None,
-) -> dict[str, Any]:
+) -> SearchResult:
     """Search in the given mode; `auto` routes by rules and says why. `as_of` (YYYY-MM-DD) keeps notes written
     by then and reads claims as they stood; `current` leaves outdated claims out of the graph lines; `today`
     anchors relative dates in the question."""
@@ -54,13 +54,7 @@ def run_search(
     else:
         result = hybrid_search(index, embedder, question, k=k, filters=filters)
         if q is not None:
-            result["question"] = {
-                "language": q.lang,
-                "intent": q.intent,
-                "readings": q.readings(),
-                "as_of": as_of,
-                "current_only": current,
-            }
+            result = replace(result, question=reading_of(q, as_of, current, detailed=False))
     if reason is not None and q is not None:
-        result["router"] = {"mode": mode, "reason": reason, "rules": list(q.rules)}
+        result = replace(result, router=Route(mode, reason, list(q.rules)))
     return result

@@ -9,10 +9,11 @@ vector is among the nearest to the question (within `margin` of the best). No wo
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kb.search.question import Question
+from kb.search.results import NoteResult
 
 FACTUAL = ("fact", "reported")
 
@@ -122,8 +123,8 @@ def standings(
 
 
 def demote(
-    results: list[dict[str, Any]], stand: dict[str, Standing], depth: int = 100, max_drop: int = 100
-) -> list[dict[str, Any]]:
+    results: list[NoteResult], stand: dict[str, Standing], depth: int = 100, max_drop: int = 100
+) -> list[NoteResult]:
     """Notes that only hold outdated or non-factual claims go just below the lowest note that states the
     fact (or was promoted for stating it) among the first `depth`, but at most `max_drop` places down (a
     misread note then stays in the context); every other note keeps its order. Nothing moves when none of
@@ -131,19 +132,19 @@ def demote(
     states = [
         n
         for n, r in enumerate(results[:depth])
-        if r.get("promoted") or (stand.get(r["path"], None) and stand[r["path"]].standing == "states")
+        if r.promoted or (r.path in stand and stand[r.path].standing == "states")
     ]
     if not states:
         return results
     last = states[-1]
     reason = {"outdated": "outdated claims", "not_fact": "only plans, opinions or suggestions"}
-    keyed: list[tuple[float, int, dict[str, Any]]] = []
+    keyed: list[tuple[float, int, NoteResult]] = []
     for n, r in enumerate(results):
-        s = stand.get(r["path"])
-        if n < last and s is not None and s.standing != "states" and not r.get("promoted"):
+        s = stand.get(r.path)
+        if n < last and s is not None and s.standing != "states" and not r.promoted:
             to = min(last, n + max_drop)  # placed just after the note now at `to`
-            keyed.append((to + 0.5, n, {**r, "demoted": f"{reason[s.standing]} ({s.claim})"}))
+            keyed.append((to + 0.5, n, replace(r, demoted=f"{reason[s.standing]} ({s.claim})")))
         else:
             keyed.append((float(n), n, r))
     out = [r for _, _, r in sorted(keyed, key=lambda k: (k[0], k[1]))]
-    return [{**r, "rank": n} for n, r in enumerate(out, start=1)]
+    return [replace(r, rank=n) for n, r in enumerate(out, start=1)]

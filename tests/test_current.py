@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from result_helpers import chunk, note, ranked
+
 from kb.search.current import lead_claims, promote
 from kb.search.question import parse
 
@@ -70,10 +72,12 @@ def test_lead_claims_are_the_current_facts_or_the_latest_of_the_year() -> None:
 
 
 def test_promote_moves_or_brings_in_the_lead_notes() -> None:
-    results = [{"path": p, "rank": n} for n, p in enumerate(["2023.md", "q4.md", "dash.md"], start=1)]
+    results = ranked("2023.md", "q4.md", "dash.md")
     moved = promote(results, TIMELINE[:1], 3, "states the current value", lambda pairs: [])
-    assert [r["path"] for r in moved] == ["dash.md", "2023.md", "q4.md"] and moved[0]["promoted"]
-    assert [r["rank"] for r in moved] == [1, 2, 3]
-    fetched = promote(results[:2], TIMELINE[:1], 3, "why", lambda pairs: [{"path": p, "chunks": [c]} for p, c in pairs])
-    assert [r["path"] for r in fetched] == ["dash.md", "2023.md"]  # brought in, the ranking keeps its length
+    assert [r.path for r in moved] == ["dash.md", "2023.md", "q4.md"] and moved[0].promoted
+    assert [r.rank for r in moved] == [1, 2, 3]
+    fetched = promote(
+        results[:2], TIMELINE[:1], 3, "why", lambda pairs: [note(p, 0, chunks=(chunk(c),)) for p, c in pairs]
+    )
+    assert [r.path for r in fetched] == ["dash.md", "2023.md"]  # brought in, the ranking keeps its length
     assert promote(results, TIMELINE[:1], 0, "off", lambda pairs: []) == results

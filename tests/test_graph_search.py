@@ -34,7 +34,9 @@ def texts(result: dict[str, Any]) -> list[str]:
 
 
 def test_graph_lines_answer_a_chain_with_citations(built: Store) -> None:
-    opted = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, CHAIN, filters=Filters(include_private=True))
+    opted = graph_search(
+        SearchIndex(built), KnowledgeStore(built), EMB, CHAIN, filters=Filters(include_private=True)
+    ).to_json()
     lines = texts(opted)
     assert "INTRODUCED" in opted["graph"]["implied_relationships"]
     assert any(
@@ -44,20 +46,21 @@ def test_graph_lines_answer_a_chain_with_citations(built: Store) -> None:
     assert any("invested in" in t and "Kestrel" in t for t in lines)
     assert all(t.count("[") >= 1 for t in lines)  # every line cites a note and date
     assert [r["path"] for r in opted["results"]] == [
-        r["path"] for r in run_search(built, EMB, CHAIN, "hybrid", filters=Filters(include_private=True))["results"]
+        r["path"]
+        for r in run_search(built, EMB, CHAIN, "hybrid", filters=Filters(include_private=True)).to_json()["results"]
     ]  # ranking untouched
 
 
 def test_private_evidence_stays_out_by_default(built: Store) -> None:
     for question in (CHAIN, "How has the number of customers changed over time?"):
-        blob = json.dumps(graph_search(SearchIndex(built), KnowledgeStore(built), EMB, question))
+        blob = json.dumps(graph_search(SearchIndex(built), KnowledgeStore(built), EMB, question).to_json())
         assert "over dessert" not in blob and "Journal/" not in blob
 
 
 def test_current_value_first_and_superseded_marked(built: Store) -> None:
     result = graph_search(
         SearchIndex(built), KnowledgeStore(built), EMB, "How has Lumen Ledger's customer count changed over time?"
-    )
+    ).to_json()
     claims = [t for t in texts(result) if "customer_count" in t]
     assert claims and "CURRENT" in claims[0] and "341" in claims[0]
     assert any("superseded by" in t for t in claims)
@@ -66,14 +69,16 @@ def test_current_value_first_and_superseded_marked(built: Store) -> None:
 
 def test_deterministic_and_trim_measured(built: Store) -> None:
     runs = [
-        graph_search(SearchIndex(built), KnowledgeStore(built), EMB, "What did the Lisbon office plan lead to?")
+        graph_search(
+            SearchIndex(built), KnowledgeStore(built), EMB, "What did the Lisbon office plan lead to?"
+        ).to_json()
         for _ in range(2)
     ]
     strip = [{k: v for k, v in r.items() if k != "timing"} for r in runs]
     assert json.dumps(strip[0], sort_keys=True) == json.dumps(strip[1], sort_keys=True)
     untrimmed = graph_search(
         SearchIndex(built), KnowledgeStore(built), EMB, "What did the Lisbon office plan lead to?", PRESETS["no-trim"]
-    )
+    ).to_json()
     assert runs[0]["graph"]["dropped_by_trim"] > 0 and untrimmed["graph"]["dropped_by_trim"] == 0
     assert runs[0]["graph"]["tokens"] <= 0.4 * 8000
 
@@ -114,9 +119,11 @@ def test_search_cli_auto_says_why(built: Store) -> None:
 def test_notes_with_the_current_value_go_first(built: Store) -> None:
     question = "How has Lumen Ledger's customer count changed over time?"
     private = Filters(include_private=True)
-    graph = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, question, filters=private)
-    plain = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, question, PRESETS["no-promote"], private)
-    hybrid = run_search(built, EMB, question, "hybrid", filters=private)
+    graph = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, question, filters=private).to_json()
+    plain = graph_search(
+        SearchIndex(built), KnowledgeStore(built), EMB, question, PRESETS["no-promote"], private
+    ).to_json()
+    hybrid = run_search(built, EMB, question, "hybrid", filters=private).to_json()
     assert [r["path"] for r in plain["results"]] == [r["path"] for r in hybrid["results"]]
     top = graph["results"][0]
     assert top["promoted"] == "states the current value" and top["rank"] == 1
@@ -133,7 +140,7 @@ def test_a_named_year_asks_for_the_value_then(built: Store) -> None:
         EMB,
         "How many customers did Lumen Ledger have in 2023?",
         filters=Filters(include_private=True),
-    )
+    ).to_json()
     promoted = [r for r in result["results"] if r.get("promoted")]
     assert promoted and all(r["promoted"] == "states the value as of 2023-12-31" for r in promoted)
     assert result["results"][0] is promoted[0]
@@ -164,8 +171,8 @@ def test_as_of_and_current_through_the_cli(built: Store) -> None:
 def test_a_language_the_rules_do_not_read_keeps_hybrid_order(built: Store) -> None:
     question = "Quantos clientes tem a Lumen Ledger hoje?"  # Portuguese: no intent is read
     private = Filters(include_private=True)
-    graph = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, question, filters=private)
-    hybrid = run_search(built, EMB, question, "hybrid", filters=private)
+    graph = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, question, filters=private).to_json()
+    hybrid = run_search(built, EMB, question, "hybrid", filters=private).to_json()
     assert graph["question"]["language"] is None and graph["question"]["intent"] == "other"
     assert [r["path"] for r in graph["results"]] == [r["path"] for r in hybrid["results"]]
     assert graph["graph"]["reranked"] == [] and texts(graph)  # nothing moved, graph lines still added

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -381,20 +382,14 @@ def test_mcp_inspector_lists_the_tools(kb_env: Path, tmp_path: Path) -> None:
 
 
 def test_a_promoted_note_says_why() -> None:
+    from result_helpers import chunk, note
+
     from kb.mcp_server import _search_note
 
-    note = {
-        "rank": 1,
-        "path": "a.md",
-        "title": "A",
-        "date": "2026-01-01",
-        "score": 0.0,
-        "promoted": "states the current value",
-        "chunks": [{"date": None, "breadcrumb": "A", "text": "341 customers"}],
-    }
-    out = _search_note(note)
+    moved = note("a.md", title="A", date="2026-01-01", promoted="states the current value", chunks=(chunk(text="341"),))
+    out = _search_note(moved)
     assert out["promoted"] == "states the current value"
     assert out["chunks"][0]["citation"] == "a.md (2026-01-01) › A"
-    assert "promoted" not in _search_note({**note, "promoted": None})
-    demoted = _search_note({**note, "promoted": None, "demoted": "outdated claims (customer_count = 200)"})
+    assert "promoted" not in _search_note(replace(moved, promoted=None))
+    demoted = _search_note(replace(moved, promoted=None, demoted="outdated claims (customer_count = 200)"))
     assert demoted["demoted"] == "outdated claims (customer_count = 200)" and "promoted" not in demoted

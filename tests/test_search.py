@@ -31,7 +31,7 @@ def paths(result: dict) -> list[str]:  # type: ignore[type-arg]
 
 
 def search(store: Store, q: str, **kw: object) -> dict:  # type: ignore[type-arg]
-    return hybrid_search(SearchIndex(store), EMB, q, **kw)  # type: ignore[arg-type]
+    return hybrid_search(SearchIndex(store), EMB, q, **kw).to_json()  # type: ignore[arg-type]
 
 
 def test_finds_the_right_notes(store: Store, example_vault: Path) -> None:

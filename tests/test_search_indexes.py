@@ -35,7 +35,7 @@ def build(store: Store, vault: Path, embedder: Any = EMB) -> None:
 def rankings(store: Store) -> list[list[tuple[Any, ...]]]:
     out = []
     for q in QUESTIONS:
-        res = hybrid_search(SearchIndex(store), EMB, q, k=10, filters=Filters(include_private=True))
+        res = hybrid_search(SearchIndex(store), EMB, q, k=10, filters=Filters(include_private=True)).to_json()
         out.append([(r["path"], r["score"], r["keyword_rank"], r["vector_rank"]) for r in res["results"]])
     return out
 

@@ -4,7 +4,10 @@ and the vault they imagine (a bakery chain) are unlike the dev set's."""
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from typing import Any
+
+from result_helpers import ranked
 
 from kb.search.current import as_of_rows, current_only, lead_claims
 from kb.search.question import parse
@@ -59,10 +62,6 @@ STORES = [
 ]
 
 
-def ranked(*paths: str) -> list[dict[str, Any]]:
-    return [{"path": p, "rank": n} for n, p in enumerate(paths, start=1)]
-
-
 def test_standing_now_at_a_period_and_as_of() -> None:
     now = parse("How many stores does Crumb run today?", TODAY)
     assert [standing(r, now, None) for r in STORES] == ["states", "outdated", "outdated", "not_fact", "not_fact"]
@@ -91,7 +90,7 @@ def test_outdated_and_non_factual_notes_go_below_the_fact() -> None:
     stand = standings(STORES, q, None)
     results = ranked("ai-chat.md", "2024-review.md", "about.md", "q3-2026.md", "plan-2026.md", "menu.md")
     out = demote(results, stand)
-    assert [r["path"] for r in out] == [
+    assert [r.path for r in out] == [
         "about.md",
         "q3-2026.md",
         "ai-chat.md",
@@ -99,9 +98,9 @@ def test_outdated_and_non_factual_notes_go_below_the_fact() -> None:
         "plan-2026.md",
         "menu.md",
     ]
-    assert [r["rank"] for r in out] == [1, 2, 3, 4, 5, 6]
-    assert out[2]["demoted"].startswith("only plans, opinions or suggestions")
-    assert out[3]["demoted"].startswith("outdated claims")
+    assert [r.rank for r in out] == [1, 2, 3, 4, 5, 6]
+    assert (out[2].demoted or "").startswith("only plans, opinions or suggestions")
+    assert (out[3].demoted or "").startswith("outdated claims")
     assert demote(ranked("ai-chat.md", "about.md"), stand) == ranked("ai-chat.md", "about.md")  # no fact ranked
 
 
@@ -170,18 +169,18 @@ def test_did_it_happen_reads_each_chunks_nearest_claims() -> None:
     near = {**other, "score": 0.88}  # unless its line is as near the question as the best
     assert standings(relevant(chat + [near], q, {CHAIN}, 0.05), q, None)["elsewhere.md"].standing == "states"
     out = demote(ranked("chat.md", "plan.md", "menu.md", "review.md"), stand)
-    assert [r["path"] for r in out] == ["menu.md", "review.md", "chat.md", "plan.md"]
+    assert [r.path for r in out] == ["menu.md", "review.md", "chat.md", "plan.md"]
 
 
 def test_a_promoted_note_is_not_demoted_and_stems_only_without_a_margin() -> None:
     q = parse("How many stores does Crumb run today?", TODAY)
     stand = standings(STORES, q, None)
     results = [
-        {**r, "promoted": "states the current value"} if r["path"] == "2024-review.md" else r
+        replace(r, promoted="states the current value") if r.path == "2024-review.md" else r
         for r in ranked("2024-review.md", "ai-chat.md", "q3-2026.md")
     ]
     out = demote(results, stand)
-    assert [r["path"] for r in out] == ["2024-review.md", "q3-2026.md", "ai-chat.md"]  # it states the value asked
+    assert [r.path for r in out] == ["2024-review.md", "q3-2026.md", "ai-chat.md"]  # it states the value asked
     near = row("9", "q3-2026.md", "2026-09-30", attribute="outlet_total", current=True, score=0.52)
     assert relevant([near], parse("Wie viele Filialen hat Crumb derzeit?", TODAY), {CHAIN}, None) == []
 
@@ -201,7 +200,7 @@ def test_a_demoted_note_drops_at_most_max_drop_places() -> None:
     q = parse("How many stores does Crumb run today?", TODAY)
     stand = standings(STORES, q, None)
     results = ranked("ai-chat.md", "a.md", "b.md", "c.md", "q3-2026.md", "d.md")
-    assert [r["path"] for r in demote(results, stand, max_drop=2)] == [
+    assert [r.path for r in demote(results, stand, max_drop=2)] == [
         "a.md",
         "b.md",
         "ai-chat.md",
@@ -209,4 +208,4 @@ def test_a_demoted_note_drops_at_most_max_drop_places() -> None:
         "q3-2026.md",
         "d.md",
     ]
-    assert [r["path"] for r in demote(results, stand, depth=3)] == [r["path"] for r in results]  # fact too low
+    assert [r.path for r in demote(results, stand, depth=3)] == [r.path for r in results]  # fact too low

@@ -70,33 +70,32 @@ def search_cmd(
         require_built_by(st, emb, "run `kb refresh --reembed` or set --embedder")
         result = run_search(st, emb, question, mode, k, filters, preset, as_of, current)
     if as_json:
-        emit_json(result)
+        emit_json(result.to_json())
         return
-    if "router" in result:
-        click.echo(f"mode: {result['router']['mode']} ({result['router']['reason']})")
-    asked = result.get("question", {})
-    for reading in asked.get("readings", []):
+    if result.router is not None:
+        click.echo(f"mode: {result.router.mode} ({result.router.reason})")
+    for reading in result.question.readings if result.question is not None else []:
         click.echo(reading)
     if as_of or current:
         click.echo(
             f"claims {'as of ' + as_of if as_of else ''}{' and ' if as_of and current else ''}"
             f"{'current only' if current else ''}"
         )
-    for line in result.get("graph", {}).get("lines", []):
-        click.echo(f"  * {line['text']}")
-    if not result["results"]:
+    for line in result.lines:
+        click.echo(f"  * {line.text}")
+    if not result.notes:
         click.echo("No matching notes.")
-    for note in result["results"]:
+    for note in result.notes:
         click.echo(
-            f"{note['rank']:>2}. {note['path']} ({note['date']})  score {note['score']:.4f} "
-            f"[keyword #{note['keyword_rank'] or '-'}, vector #{note['vector_rank'] or '-'}]"
+            f"{note.rank:>2}. {note.path} ({note.date})  score {note.score:.4f} "
+            f"[keyword #{note.keyword_rank or '-'}, vector #{note.vector_rank or '-'}]"
         )
-        for key in ("promoted", "demoted"):
-            if note.get(key):
-                click.echo(f"    ({key}: {note[key]})")
-        best = note["chunks"][0]
-        snippet = " ".join((best["text"] or "").split())[:240]
-        click.echo(f"    {best['breadcrumb']}: {snippet}")
+        for key, why in (("promoted", note.promoted), ("demoted", note.demoted)):
+            if why:
+                click.echo(f"    ({key}: {why})")
+        best = note.chunks[0]
+        snippet = " ".join((best.text or "").split())[:240]
+        click.echo(f"    {best.breadcrumb}: {snippet}")
 
 
 def register(cli: click.Group) -> None:
