@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kb import cypher
-from kb.readonly import public_view
+from kb.cypher import public_view
 from kb.sandbox import PublicStore
 from kb.store import Connection
 

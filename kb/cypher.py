@@ -952,3 +952,103 @@ def chunk_sample() -> str:
         "MATCH (c:Chunk) WITH c ORDER BY c.id SKIP $skip LIMIT $limit "
         "RETURN c.text AS text, c.folder AS folder, c.tags AS tags"
     )
+
+
+# -- the MCP public view ------------------------------------------------------------------------------
+# Every MCP read runs in a transaction that first removes private material from its own view, then runs
+# the tool's reads, then is rolled back (never committed). What the statements below remove, in order:
+# private notes (flag, or a path under a private folder), chunks without a visible note, claims without a
+# visible chunk, entities known only from hidden chunks, any node flagged private, passages of hidden chunks; on
+# entities also seen in public chunks, the names
+# and aliases no public chunk contains; on relationships, chunk ids, evidence and lines from hidden chunks;
+# then tags, folders, placeholders and attachments only hidden notes had, and any node all of whose
+# neighbours are hidden. Apart from label and flag scans, every statement walks only the hidden material's
+# neighbourhood.
+HIDDEN = "KbHidden"
+_NAMES_TEXT = "reduce(s = name, a IN [x IN seen WHERE x <> name] | s + ' | ' + a)"
+_RENAMED_KEY = (
+    "CASE WHEN name = e.name THEN e.key ELSE split(e.key, ':')[0] + ':' + toLower(name) + ' ~' + elementId(e) END"
+)
+
+
+def public_view() -> list[str]:
+    """The statements that hide private material inside one transaction ($folders: private folders besides
+    those the last refresh recorded)."""
+    h = HIDDEN
+    return [
+        "OPTIONAL MATCH (m:KbMeta {key: 'privacy'}) WITH coalesce(m.folders, []) + $folders AS folders "
+        "MATCH (n:Note) WHERE coalesce(n.private, false) OR any(f IN folders WHERE toLower(n.path) "
+        f"STARTS WITH toLower(f) + '/') SET n:{h}",
+        f"MATCH (c:Chunk) WHERE coalesce(c.private, false) OR NOT EXISTS {{ MATCH (c)-[:IN_NOTE]->(n:Note) "
+        f"WHERE NOT n:{h} }} SET c:{h}",
+        f"MATCH (cl:Claim) WHERE coalesce(cl.private, false) OR NOT EXISTS {{ MATCH (c:Chunk)-[:SUPPORTS]->(cl) "
+        f"WHERE NOT c:{h} }} SET cl:{h}",
+        f"MATCH (e:Entity) WHERE coalesce(e.private_only, false) SET e:{h}",
+        f"MATCH (x) WHERE x.private = true AND NOT x:{h} SET x:{h}",  # any other label that carries the flag
+        f"MATCH (p:Passage) WHERE NOT EXISTS {{ MATCH (p)-[:IN_CHUNK]->(c:Chunk) WHERE NOT c:{h} }} SET p:{h}",
+        _entity_names(),
+        _relationship_evidence(),
+        f"MATCH (:Chunk:{h})-[:MENTIONS]->(e:Entity)<-[:ABOUT]-(cl:Claim) WHERE NOT e:{h} AND NOT cl:{h} "
+        "WITH DISTINCT e, cl WITH cl, e.name + ' ' + replace(cl.attribute, '_', ' ') + ': ' + cl.value AS line "
+        "WHERE line <> cl.line SET cl.line = line, cl.line_vec = null, cl.line_hash = null",
+        f"MATCH (:Note:{h})-[:TAGGED]->(t:Tag) WITH DISTINCT t WHERE NOT EXISTS {{ MATCH (n:Note)-[:TAGGED]->(t) "
+        f"WHERE NOT n:{h} }} SET t:{h}",
+        f"MATCH (:Note:{h})-[:IN_FOLDER]->(:Folder)-[:IN_FOLDER*0..]->(f:Folder) WITH DISTINCT f "
+        f"WHERE NOT EXISTS {{ MATCH (n:Note)-[:IN_FOLDER]->(:Folder)-[:IN_FOLDER*0..]->(f) WHERE NOT n:{h} }} "
+        f"SET f:{h}",
+        f"MATCH (:Note:{h})-[:LINKS_TO|ATTACHES]->(m) WHERE (m:Missing OR m:Attachment) WITH DISTINCT m "
+        f"WHERE NOT EXISTS {{ MATCH (n:Note)-[:LINKS_TO|ATTACHES]->(m) WHERE NOT n:{h} }} SET m:{h}",
+        # a node of any other kind whose every neighbour is hidden came from hidden material only
+        f"MATCH (:{h})--(y) WHERE NOT y:{h} AND NOT y:KbMeta WITH DISTINCT y "
+        f"WHERE NOT EXISTS {{ MATCH (y)--(z) WHERE NOT z:{h} }} SET y:{h}",
+        f"MATCH (x:{h}) DETACH DELETE x",
+    ]
+
+
+def _entity_names() -> str:
+    """Entities hidden chunks mention: only the names a visible chunk contains, counts from visible chunks;
+    one no visible chunk names is hidden."""
+    h = HIDDEN
+    return (
+        f"MATCH (:Chunk:{h})-[:MENTIONS]->(e:Entity) WHERE NOT e:{h} WITH DISTINCT e "
+        f"CALL (e) {{ MATCH (c:Chunk)-[:MENTIONS]->(e) WHERE NOT c:{h} "
+        "RETURN collect(toLower(coalesce(c.breadcrumb, '') + ' ' + coalesce(c.text, ''))) AS texts, "
+        "min(c.date) AS first, max(c.date) AS last, count(c) AS n } "
+        "WITH e, first, last, n, [x IN [e.name] + coalesce(e.aliases, []) "
+        "WHERE any(t IN texts WHERE t CONTAINS toLower(x))] AS seen "
+        f"CALL (e, seen) {{ WITH e, seen WHERE size(seen) = 0 SET e:{h} }} "
+        "WITH e, first, last, n, seen WHERE size(seen) > 0 "
+        "WITH e, first, last, n, seen, CASE WHEN e.name IN seen THEN e.name ELSE seen[0] END AS name "
+        f"SET e.key = {_RENAMED_KEY}, e.name_vec = CASE WHEN name = e.name THEN e.name_vec ELSE null END, "
+        f"e.name = name, e.aliases = [x IN seen WHERE x <> name], e.names_text = {_NAMES_TEXT}, "
+        "e.mentions = n, e.first_seen = first, e.last_seen = last, e.merge_log = '[]'"
+    )
+
+
+def _relationship_evidence() -> str:
+    """Relationships of entities hidden chunks mention: only visible chunk ids, evidence phrases a visible
+    chunk contains, and a line from the visible names; with no visible chunk left, the relationship goes."""
+    h = HIDDEN
+    line = (
+        "startNode(r).name + ' ' + toLower(replace(type(r), '_', ' ')) + ' ' + endNode(r).name + ': ' "
+        "+ coalesce(ev[0], '')"
+    )
+    return (
+        f"MATCH (:Chunk:{h})-[:MENTIONS]->(e:Entity)-[r]-(o:Entity) WHERE NOT e:{h} AND NOT o:{h} "
+        "WITH DISTINCT r "
+        "CALL (r) { UNWIND coalesce(r.chunk_ids, []) AS id MATCH (c:Chunk {id: id}) "
+        f"WHERE NOT c:{h} RETURN collect(c) AS cs }} "
+        "WITH r, cs, [c IN cs | c.id] AS ids "
+        "CALL (r, ids) { WITH r, ids WHERE size(ids) = 0 DELETE r } "
+        "WITH r, cs, ids WHERE size(ids) > 0 "
+        "WITH r, cs, ids, [x IN coalesce(r.public_evidence, r.evidence, []) "
+        "WHERE any(c IN cs WHERE c.text CONTAINS x)] AS ev "
+        f"WITH r, cs, ids, ev, {line} AS line "
+        "WHERE ids <> coalesce(r.chunk_ids, []) OR ev <> coalesce(r.evidence, []) OR line <> r.line "
+        "SET r.chunk_ids = ids, r.public_chunk_ids = ids, r.evidence = ev, r.public_evidence = ev, "
+        "r.count = size(ids), r.first_seen = reduce(m = null, c IN cs | CASE WHEN m IS NULL OR c.date < m "
+        "THEN c.date ELSE m END), r.last_seen = reduce(m = null, c IN cs | CASE WHEN m IS NULL OR c.date > m "
+        "THEN c.date ELSE m END), "
+        "r.line_vec = CASE WHEN line = r.line THEN r.line_vec ELSE null END, "
+        "r.line_hash = CASE WHEN line = r.line THEN r.line_hash ELSE null END, r.line = line"
+    )

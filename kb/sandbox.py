@@ -1,6 +1,6 @@
 """The public view every MCP tool reads through: a transaction that hides private material, then rolls back.
 
-Each tool call opens one explicit transaction on kb's database, runs kb.readonly.public_view() in it
+Each tool call opens one explicit transaction on kb's database, runs kb.cypher.public_view() in it
 (private notes, their chunks, claims, private-only entities, evidence, names, tags, folders and link
 placeholders removed from this transaction's own view), runs the tool's reads, and rolls the transaction
 back: nothing it did is ever committed. Neo4j's full-text and vector index procedures honour the
@@ -28,8 +28,8 @@ import neo4j
 from neo4j import exceptions as nx
 
 from kb import cypher
+from kb.cypher import public_view
 from kb.errors import KbError, StoreError
-from kb.readonly import public_view
 from kb.store import Connection, Store
 
 T = TypeVar("T")

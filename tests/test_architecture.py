@@ -134,20 +134,33 @@ CYPHER = re.compile(
     r"CONSTRAINTS|TRANSACTIONS)\b|TERMINATE TRANSACTIONS\b|(?:CREATE|DROP) (?:CONSTRAINT|INDEX|"
     r"VECTOR INDEX|FULLTEXT INDEX)\b)"
 )
-# Not yet moved into kb/cypher.py (issue 15, item 5), each for its reason.
-CYPHER_PENDING = {
-    "kb/readonly.py": "the MCP public view's statements; move with the view's tests",
-}
+
+
+def docstrings(tree: ast.AST) -> set[int]:
+    """ids of the module, class and function docstring nodes (prose, not statements)."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
 
 
 def cypher_in(path: Path) -> list[int]:
-    """Lines of string literals (f-string parts too) that hold a Cypher clause."""
+    """Lines of string literals (f-string parts too) that hold a Cypher clause; docstrings and the read-only
+    guard's refusals ("LOAD CSV is not allowed") name clauses without being Cypher."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    prose = docstrings(tree)
     return sorted(
         {
             node.lineno
             for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and CYPHER.search(node.value)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in prose
+            and "not allowed" not in node.value
+            and CYPHER.search(node.value)
         }
     )
 
@@ -157,7 +170,7 @@ def test_cypher_lives_in_one_module() -> None:
     for package in ("kb", "search", "eval", "extract", "bench"):
         for path in sorted((REPO / package).rglob("*.py")):
             rel = path.relative_to(REPO).as_posix()
-            if rel == "kb/cypher.py" or rel in CYPHER_PENDING:
+            if rel == "kb/cypher.py":
                 continue
             lines = cypher_in(path)
             if lines:
@@ -169,11 +182,12 @@ def test_the_cypher_check_finds_cypher(tmp_path: Path) -> None:
     sample = tmp_path / "x.py"
     sample.write_text(
         'q = f"MATCH (x:{label}) RETURN x"\nr = "SHOW INDEXES YIELD name"\n'
-        'msg = "narrow the MATCH, or aggregate"\ns = "CALL db.labels()"\n',
+        'msg = "narrow the MATCH, or aggregate"\ns = "CALL db.labels()"\n'
+        'def f():\n    """Runs CALL db.labels() for the names."""\n'
+        '    return "TERMINATE TRANSACTIONS is not allowed"\n',
         encoding="utf-8",
     )
     assert cypher_in(sample) == [1, 2, 4]
-    assert all((REPO / p).is_file() and cypher_in(REPO / p) for p in CYPHER_PENDING)
 
 
 def test_schema_statements_are_idempotent() -> None:
