@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from kb.extract.cost import Estimate
@@ -34,46 +34,19 @@ class KnowledgeReport:
 
     @classmethod
     def of(cls, out: Outcome, counts: dict[str, int], rebuilt: bool) -> KnowledgeReport:
-        return cls(
-            status=out.status,
-            message=out.message,
-            model=out.model,
-            cached=out.cached,
-            extracted=out.extracted,
-            failed=out.failed,
-            skipped_private=out.skipped_private,
-            not_extracted=out.not_extracted,
-            triage=out.triage,
-            repairs=out.repairs,
-            rebuilt=rebuilt,
-            counts=counts,
-            dedupe=out.dedupe,
-            audit=out.audit,
-            retyped=out.retyped,
-            batches=out.batches,
-            estimate=out.estimate,
-            checks_estimate=out.checks,
-        )
+        """The report of a run: the Outcome's fields of the same name, plus what the layer holds now."""
+        same = {f.name: getattr(out, f.name) for f in fields(cls) if hasattr(out, f.name)}
+        return cls(**same, rebuilt=rebuilt, counts=counts, checks_estimate=out.checks)
 
     @property
     def failed_run(self) -> bool:
         return self.status == "failed"
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            **outcome_head(self),
-            "not_extracted": self.not_extracted,
-            "triage": self.triage,
-            "repairs": self.repairs,
-            "rebuilt": self.rebuilt,
-            "counts": self.counts,
-            "dedupe": self.dedupe,
-            "audit": self.audit,
-            "retyped": self.retyped,
-            "batches": self.batches,
-            "estimate": estimate_json(self.estimate),
-            "checks_estimate": estimate_json(self.checks_estimate),
-        }
+        """Every field in declaration order (the JSON's key order), the estimates as their summaries."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["estimate"], out["checks_estimate"] = estimate_json(self.estimate), estimate_json(self.checks_estimate)
+        return out
 
 
 def outcome_head(out: Outcome | KnowledgeReport) -> dict[str, Any]:
