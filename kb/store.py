@@ -93,11 +93,12 @@ class Store:
             session.run(statement, params).consume()
 
     def _check_version(self) -> str:
+        """The server's version from the login verify_connectivity made (its agent, "Neo4j/5.26.31"): no query."""
         try:
-            rows = self.read(cypher.server_version())
-        except nx.Neo4jError as exc:
+            agent = self.driver.get_server_info().agent
+        except (nx.Neo4jError, nx.DriverError) as exc:
             raise StoreError(f"Neo4j at {self.conn.uri}: {_first_line(exc)}") from exc
-        version = str(rows[0]["version"]) if rows else "0"
+        version = agent.partition("/")[2] or "0"
         if _version_tuple(version) < MIN_VERSION:
             raise StoreError(
                 f"Neo4j at {self.conn.uri} is version {version}; kb needs 5.13 or newer for "
@@ -116,6 +117,8 @@ class Store:
         if recorded is not None and recorded < 4:
             for stmt in cypher.passage_upgrade():
                 self.run_autocommit(stmt)
+        if recorded is not None and recorded < 5:
+            self.run_autocommit(cypher.passage_search_upgrade())
         for stmt in cypher.schema_statements():
             self.run_autocommit(stmt)
         self.set_meta("schema", {"version": cypher.SCHEMA_VERSION})

