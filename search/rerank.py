@@ -4,8 +4,10 @@ all stand outdated (superseded, of another period) or are only plans, hypothetic
 moves below the notes that state the fact; a note with no relevant claims keeps its place.
 
 Each ranked note is read through the claims its shown chunks support. Relevance comes from the graph: the
-entities the question names, claims whose attribute stems the question holds in full, and claims whose line
-vector is among the nearest to the question (within `margin` of the best). No word lists."""
+entities the question names (and, for whether something happened, those the claims nearest it are about),
+claims whose attribute stems the question holds in full, and claims whose line vector is among the nearest to
+the question (within `margin` of the best). A plan that a decision set counts as what happened (the decision
+was taken). No word lists."""
 
 from __future__ import annotations
 
@@ -50,10 +52,16 @@ def replaced_by(row: dict[str, Any], at: str) -> bool:
     return any(when < _day(s.get("as_of")) <= at for s in row.get("sup") or [] if s.get("as_of"))
 
 
+def decided_plan(row: dict[str, Any]) -> bool:
+    """A plan that a decision set (a claim about an entity of type Decision): that the decision was taken is
+    what happened."""
+    return row["claim"]["modality"] == "plan" and str(row.get("entry") or "").startswith("decision:")
+
+
 def standing(row: dict[str, Any], q: Question, as_of: str | None) -> str:
     """ "states" (the fact asked for), "outdated" (superseded or of another time) or "not_fact"."""
     c = row["claim"]
-    if c["modality"] not in FACTUAL:
+    if c["modality"] not in FACTUAL and not (q.intent == "happened" and decided_plan(row)):
         return "not_fact"
     if q.intent == "happened":
         return "states"  # what did happen, whenever it was recorded
@@ -75,13 +83,19 @@ def relevant(
     """The claims about what is asked. A value: claims whose attribute stems the question holds in full, or
     whose line is among the nearest to the question (within `margin` of the best), of the entities the
     question names when any is. Whether something happened: each chunk's `per_note` claims nearest the
-    question, if within twice `margin` of the best (a fact only states what happened when it is about an entity
-    the question names). No `margin`: stems only."""
+    question, if within twice `margin` of the best or about what the claims nearest the question are about (a
+    fact only states what happened when it is about an entity the question names or those claims are about). No
+    `margin`: stems only."""
     scores = [r["score"] for r in rows if r.get("score") is not None]
     best = max(scores, default=None)
     if q.intent == "happened" and margin is not None:
         # a fact states what happened when it is about what the question names, or is as near it as the best
         near = (best or 0.0) - margin
+        # what the question asks about: what it names, and what the claims nearest it are about ("the sales
+        # framework" is the framework the nearest suggestion renames); a chunk's claims about those count even
+        # when their lines are further from the question
+        nearest = {r["entry"] for r in rows if (r.get("score") or 0.0) >= near} - named if named else set()
+        named = named | nearest
         about = [{**r, "anchor": not named or r["entry"] in named or (r.get("score") or 0.0) >= near} for r in rows]
         by_chunk: dict[str, list[dict[str, Any]]] = {}
         for r in sorted(
@@ -90,7 +104,12 @@ def relevant(
         ):
             by_chunk.setdefault(str(r.get("chunk") or r["claim"]["note_path"]), []).append(r)
         floor = (best or 0.0) - 2 * margin  # a chunk's nearest claims, if they are near the question at all
-        return [r for key in sorted(by_chunk) for r in by_chunk[key][:per_note] if (r.get("score") or 0.0) >= floor]
+        return [
+            r
+            for key in sorted(by_chunk)
+            for r in by_chunk[key][:per_note]
+            if (r.get("score") or 0.0) >= floor or r["entry"] in nearest
+        ]
     out = []
     for r in rows:
         attr = set(r["claim"].get("attr_stems") or [])

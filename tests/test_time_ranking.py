@@ -164,8 +164,10 @@ def test_did_it_happen_reads_each_chunks_nearest_claims() -> None:
         "chat.md": "not_fact",
         "review.md": "states",
     }
-    other = row("opened", "elsewhere.md", "2026-01-01", attribute="opening", score=0.82, entry="thing:harbour")
+    other = row("opened", "elsewhere.md", "2026-01-01", attribute="opening", score=0.82, entry="thing:van")
     assert "elsewhere.md" not in standings(relevant(chat + [other], q, {CHAIN}, 0.05), q, None)  # not named
+    harbour = {**other, "entry": "thing:harbour"}  # but about what the nearest claim (the chat's) is about
+    assert standings(relevant(chat + [harbour], q, {CHAIN}, 0.05), q, None)["elsewhere.md"].standing == "states"
     near = {**other, "score": 0.88}  # unless its line is as near the question as the best
     assert standings(relevant(chat + [near], q, {CHAIN}, 0.05), q, None)["elsewhere.md"].standing == "states"
     out = demote(ranked("chat.md", "plan.md", "menu.md", "review.md"), stand)
@@ -209,3 +211,38 @@ def test_a_demoted_note_drops_at_most_max_drop_places() -> None:
         "d.md",
     ]
     assert [r.path for r in demote(results, stand, depth=3)] == [r.path for r in results]  # fact too low
+
+
+def test_a_plan_that_a_decision_set_is_what_happened() -> None:
+    decided = row("Q2 2027", "decision.md", "2026-05-01", attribute="revisit_date", modality="plan")
+    decided = {**decided, "entry": "decision:no second loan in 2026"}
+    happened = parse("Did Crumb take a second loan in 2026?", TODAY)
+    assert standing(decided, happened, None) == "states"  # deciding not to is what happened
+    assert standing(decided, parse("When will Crumb revisit the loan?", TODAY), None) == "not_fact"  # a value
+    suggested = {**decided, "claim": {**decided["claim"], "modality": "ai_suggestion"}}
+    assert standing(suggested, happened, None) == "not_fact"  # only a plan the decision set counts
+    plan = row("Q2 2027", "plan.md", "2026-05-01", attribute="revisit_date", modality="plan")
+    assert standing(plan, happened, None) == "not_fact"  # a plan of no decision is still a plan
+
+
+def test_did_it_happen_also_reads_what_the_nearest_claims_are_about() -> None:
+    q = parse("Was the loyalty card renamed to Sparkle after the AI chat proposed it?", TODAY)
+    card = "thing:loyalty card"
+    chat = [
+        {
+            **row("rename to Sparkle", "chat.md", "2025-02-01", attribute="name", modality="ai_suggestion", score=0.9),
+            "entry": card,
+        },
+        {
+            **row("Sparkle", "chat.md", "2025-02-01", attribute="meaning", modality="ai_suggestion", score=0.75),
+            "entry": "thing:sparkle",
+        },
+    ]
+    # the card's own note is further from the question than twice the margin, but about what the nearest
+    # claim (the suggestion) is about: it states what happened
+    kept = {**row("Crumb Card, unchanged", "card.md", "2025-03-01", attribute="name", score=0.7), "entry": card}
+    unrelated = {**row("2 ovens", "oven.md", "2025-03-01", attribute="ovens", score=0.7), "entry": "thing:oven"}
+    stand = standings(relevant(chat + [kept, unrelated], q, {"thing:sparkle"}, 0.05), q, None)
+    assert {p: s.standing for p, s in stand.items()} == {"chat.md": "not_fact", "card.md": "states"}
+    out = demote(ranked("chat.md", "oven.md", "card.md"), stand)
+    assert [r.path for r in out] == ["oven.md", "card.md", "chat.md"]
