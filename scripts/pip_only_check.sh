@@ -19,6 +19,16 @@ trap cleanup EXIT
 
 "$PY" -m venv "$WORK/venv"
 "$WORK/venv/bin/python" -m pip install -q "$REPO_DIR"
+# Issue 15: one installed namespace; the distribution puts only `kb` (and its metadata and script) in place.
+# (run from $WORK: in the repository, the build's own egg-info would answer for the distribution)
+(cd "$WORK" && "$WORK/venv/bin/python" - <<'EOF'
+import importlib.metadata as m
+files = m.files("kb-vault") or []
+tops = sorted({f.parts[0] for f in files if f.parts[0] != ".." and not f.parts[0].endswith(".dist-info")})
+if tops != ["kb"]:
+    raise SystemExit(f"pip-only check: the wheel installs {tops}, not only kb")
+EOF
+)
 
 PORT=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 "$PY" -m http.server "$PORT" --bind 127.0.0.1 --directory "$JAR_SOURCE" >/dev/null 2>&1 &
@@ -40,4 +50,5 @@ echo "pip-only check: empty kb home to running server in $("$PY" -c "print(round
 run db status --json | grep -q '"running": true'
 run refresh --vault "$REPO_DIR/examples/vault" --no-extract --json >/dev/null
 run status --json | grep -q '"notes": 26'
+run search "what did we decide about pricing?" --json | grep -q '"results"'
 echo "pip-only check: passed (wheel Java, jars fetched and verified by kb, example vault built)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -47,18 +48,52 @@ def store(connection: Connection) -> Iterator[Store]:
     st.close()
 
 
+def point_cli_at(mp: pytest.MonkeyPatch, neo4j_server: server.ServerInfo, home: Path) -> None:
+    """Environment for CLI calls: a kb home pointed at the test server, offline embedder."""
+    mp.setenv("KB_HOME", str(home))
+    mp.setenv("NEO4J_URI", neo4j_server.uri)
+    mp.setenv("NEO4J_USER", neo4j_server.user)
+    mp.setenv("NEO4J_PASSWORD", neo4j_server.password)
+    mp.setenv("KB_EMBEDDER", "onnx:minilm")
+    for var in ("KB_VAULT", "OLLAMA_HOST", "KB_OVERRIDES"):
+        mp.delenv(var, raising=False)
+
+
 @pytest.fixture
 def kb_env(neo4j_server: server.ServerInfo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Environment for CLI tests: a fresh kb home pointed at the test server, offline embedder."""
     home = tmp_path / "kbhome"
-    monkeypatch.setenv("KB_HOME", str(home))
-    monkeypatch.setenv("NEO4J_URI", neo4j_server.uri)
-    monkeypatch.setenv("NEO4J_USER", neo4j_server.user)
-    monkeypatch.setenv("NEO4J_PASSWORD", neo4j_server.password)
-    monkeypatch.setenv("KB_EMBEDDER", "onnx:minilm")
-    for var in ("KB_VAULT", "OLLAMA_HOST", "KB_OVERRIDES"):
-        monkeypatch.delenv(var, raising=False)
+    point_cli_at(monkeypatch, neo4j_server, home)
     return home
+
+
+@contextlib.contextmanager
+def example_graph(
+    neo4j_server: server.ServerInfo, connection: Connection, root: Path, extra: dict[str, str] | None = None
+) -> Iterator[Store]:
+    """The example vault (plus `extra` notes, path -> text) built once through `kb refresh`, knowledge from its
+    recorded cache, for a module whose tests only read the graph; the CLI environment stays set meanwhile."""
+    from click.testing import CliRunner
+
+    from kb.cli import cli
+
+    vault = root / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault, symlinks=True)
+    for rel, text in (extra or {}).items():
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(text, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        point_cli_at(mp, neo4j_server, root / "kbhome")
+        mp.delenv("ANTHROPIC_API_KEY", raising=False)
+        st = Store(connection)
+        st.clear()
+        st.drop_vector_index()
+        result = CliRunner().invoke(cli, ["refresh", "--vault", str(vault), "--json"])
+        assert result.exit_code == 0, result.output
+        try:
+            yield st
+        finally:
+            st.close()
 
 
 def make_config(vault: Path, **flags: object) -> Config:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import example_graph
 
 from kb.cli import cli
 from kb.embed.onnx import OnnxEmbedder
@@ -15,18 +16,20 @@ from kb.search.graph import PRESETS, graph_search, implied_types
 from kb.search.hybrid import Filters
 from kb.search.modes import run_search
 from kb.search.router import route
-from kb.store import KnowledgeStore, SearchIndex, Store
+from kb.server import ServerInfo
+from kb.store import Connection, KnowledgeStore, SearchIndex, Store
 
 EMB = OnnxEmbedder()
 CHAIN = "Who introduced the investor that led the seed round?"
 
 
-@pytest.fixture
-def built(kb_env: Path, example_vault: Path, store: Store, monkeypatch: pytest.MonkeyPatch) -> Store:
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    result = CliRunner().invoke(cli, ["refresh", "--vault", str(example_vault), "--json"])
-    assert result.exit_code == 0, result.output
-    return store
+@pytest.fixture(scope="module")
+def built(
+    neo4j_server: ServerInfo, connection: Connection, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Store]:
+    """Built once: every test here only reads the graph."""
+    with example_graph(neo4j_server, connection, tmp_path_factory.mktemp("graph")) as store:
+        yield store
 
 
 def texts(result: dict[str, Any]) -> list[str]:

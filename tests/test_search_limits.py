@@ -2,30 +2,32 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 from click.testing import CliRunner
+from conftest import example_graph
 
 from kb.cli import cli
 from kb.embed.onnx import OnnxEmbedder
 from kb.search.hybrid import MAX_TERMS, lucene_query, query_terms
 from kb.search.modes import MODES, run_search
-from kb.store import Store
+from kb.server import ServerInfo
+from kb.store import Connection, Store
 
 EMB = OnnxEmbedder()
 WORDS_5000 = " ".join(f"term{i}x" for i in range(5000))
 CJK_NOTE = "# 燃料卡会议\n\n我们决定为司机使用燃料卡，每张卡绑定一个车牌。\n"
 
 
-@pytest.fixture
-def built(kb_env: Path, example_vault: Path, store: Store, monkeypatch: pytest.MonkeyPatch) -> Store:
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    (example_vault / "Inbox").mkdir(exist_ok=True)
-    (example_vault / "Inbox" / "燃料卡会议.md").write_text(CJK_NOTE, encoding="utf-8")
-    result = CliRunner().invoke(cli, ["refresh", "--vault", str(example_vault), "--json"])
-    assert result.exit_code == 0, result.output
-    return store
+@pytest.fixture(scope="module")
+def built(
+    neo4j_server: ServerInfo, connection: Connection, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Store]:
+    """Built once, with a Chinese note: every test here only reads the graph."""
+    root = tmp_path_factory.mktemp("limits")
+    with example_graph(neo4j_server, connection, root, {"Inbox/燃料卡会议.md": CJK_NOTE}) as store:
+        yield store
 
 
 def test_terms_are_bounded_and_deterministic() -> None:
