@@ -52,3 +52,23 @@ def test_main_turns_the_collector_back_on_once_the_command_is_loaded() -> None:
     seen = loaded(code)
     assert seen["enabled"] is True
     assert isinstance(seen["frozen"], int) and seen["frozen"] > 10_000
+
+
+def ended(args: list[str]) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of `kb ARGS` run through main(), with a line printed after main() returns."""
+    code = f"import sys\nsys.argv = ['kb', *{args!r}]\nfrom kb.cli import main\n"
+    code += "try:\n    main()\nfinally:\n    print('AFTER')\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_a_search_ends_as_soon_as_its_output_is_out() -> None:
+    """`kb search` skips the interpreter's teardown: nothing runs after main(), yet the output and the exit
+    code are whole, for a success and for an error; other commands return from main() as usual."""
+    code, out, _ = ended(["search", "--help"])
+    assert code == 0 and "Usage: kb search" in out and out.rstrip().endswith(("show this message and exit.", "exit."))
+    assert "AFTER" not in out
+    code, out, err = ended(["search", "x", "--k", "0"])  # refused while parsing: no graph is needed
+    assert code == 2 and "Invalid value for '--k'" in err and "AFTER" not in out
+    code, out, _ = ended(["skills", "install", "--help"])
+    assert code == 0 and out.rstrip().endswith("AFTER")
