@@ -7,7 +7,8 @@ Each ranked note is read through the claims its shown chunks support. Relevance 
 entities the question names (and, for whether something happened, those the claims nearest it are about),
 claims whose attribute stems the question holds in full, and claims whose line vector is among the nearest to
 the question (within `margin` of the best). A plan that a decision set counts as what happened (the decision
-was taken). No word lists."""
+was taken); a fact a later value replaced does not, unless it stood in the period the question asks about. No
+word lists."""
 
 from __future__ import annotations
 
@@ -63,9 +64,17 @@ def standing(row: dict[str, Any], q: Question, as_of: str | None) -> str:
     c = row["claim"]
     if c["modality"] not in FACTUAL and not (q.intent == "happened" and decided_plan(row)):
         return "not_fact"
-    if q.intent == "happened":
-        return "states"  # what did happen, whenever it was recorded
     period = q.period
+    if q.intent == "happened":
+        if not row.get("sup"):
+            return "states"  # what did happen, whenever it was recorded
+        if as_of:
+            start, end = as_of, as_of
+        elif period:
+            start, end = period.start, period.end
+        else:
+            return "outdated"  # a later value replaced it: the note that records that says what became of it
+        return "states" if claim_when(c) <= end and not replaced_by(row, start) else "outdated"  # stood then
     at = as_of or (period.end if period else None)
     if at is None:
         return "states" if c.get("is_current") else "outdated"

@@ -69,7 +69,11 @@ def test_standing_now_at_a_period_and_as_of() -> None:
     assert [standing(r, in_2025, None) for r in STORES[:3]] == ["outdated", "outdated", "states"]
     assert [standing(r, now, "2025-01-15") for r in STORES[:3]] == ["outdated", "states", "outdated"]
     happened = parse("Did Crumb ever open store 40?", TODAY)
-    assert [standing(r, happened, None) for r in STORES] == ["states", "states", "states", "not_fact", "not_fact"]
+    # a replaced count is outdated: the note with what it became says what happened
+    assert [standing(r, happened, None) for r in STORES] == ["states", "outdated", "outdated", "not_fact", "not_fact"]
+    in_2024 = parse("Did Crumb run 24 stores in 2024?", TODAY)  # unless it stood in the period asked about
+    assert [standing(r, in_2024, None) for r in STORES[:3]] == ["states", "states", "outdated"]
+    assert [standing(r, happened, "2025-07-01") for r in STORES[:3]] == ["states", "outdated", "states"]
 
 
 def test_relevance_from_stems_or_the_nearest_claim_lines() -> None:
