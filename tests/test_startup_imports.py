@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -72,3 +73,23 @@ def test_a_search_ends_as_soon_as_its_output_is_out() -> None:
     assert code == 2 and "Invalid value for '--k'" in err and "AFTER" not in out
     code, out, _ = ended(["skills", "install", "--help"])
     assert code == 0 and out.rstrip().endswith("AFTER")
+
+
+def blas_threads_seen(args: list[str], preset: str | None) -> str:
+    """OPENBLAS_NUM_THREADS as the command's modules (and numpy with them) start loading under main()."""
+    code = (
+        "import os, sys\nimport kb.cli as c\nreal = c.load_command\n"
+        "def spy(name):\n    print('BLAS', os.environ.get('OPENBLAS_NUM_THREADS'), flush=True)\n    return real(name)\n"
+        f"c.load_command = spy\nsys.argv = ['kb', *{args!r}]\nc.main()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    return proc.stdout.split("BLAS ", 1)[1].split()[0]
+
+
+def test_a_search_starts_numpy_without_a_blas_thread_pool() -> None:
+    assert blas_threads_seen(["search", "--help"], None) == "1"
+    assert blas_threads_seen(["search", "--help"], "4") == "4"  # the user's own setting stays
+    assert blas_threads_seen(["skills", "install", "--help"], None) == "None"

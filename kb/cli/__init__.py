@@ -59,10 +59,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-# One-shot reads whose process holds nothing to finalize once their output is out (the driver is closed, no
-# temporary files, no threads): they end without the interpreter's teardown, which frees every module's objects
-# one by one (the driver's date and wire tables, numpy, onnxruntime: ~20 ms CPU of a `kb search`).
-QUICK_EXIT = frozenset({"search"})
+# One-shot reads, an agent's call per question (bench/startup.py). Their process does no matrix work of its own
+# (onnxruntime runs its own threads), so numpy's BLAS starts without a thread pool (~40 ms CPU saved); and once
+# their output is out they hold nothing to finalize (the driver is closed, no temporary files, no threads), so
+# they end without the interpreter's teardown, which frees every module's objects one by one (~20 ms CPU).
+ONE_SHOT = frozenset({"search"})
 
 
 def load_command(name: str) -> click.Command:
@@ -76,7 +77,7 @@ def load_command(name: str) -> click.Command:
 class KbGroup(click.Group):
     """Commands loaded on first use; the single error boundary: expected errors become one-line messages."""
 
-    quick_exit = False  # the command being run is one of QUICK_EXIT
+    one_shot = False  # the command being run is one of ONE_SHOT
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -84,7 +85,7 @@ class KbGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:
             return None
-        self.quick_exit = cmd_name in QUICK_EXIT
+        self.one_shot = cmd_name in ONE_SHOT
         if cmd_name not in self.commands:
             self.commands[cmd_name] = load_command(cmd_name)
             if not gc.isenabled():  # main() paused it for the imports; what they made lives to the end
@@ -118,12 +119,14 @@ def cli() -> None:
 def main() -> None:
     # start-up imports make ~10^5 objects that all live to the end: collecting them cost ~40 ms CPU per process
     gc.disable()
+    if sys.argv[1:2] and sys.argv[1] in ONE_SHOT:  # the command comes first: the group's options run none
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # read when numpy loads, with the command's modules
     if sys.stdout.isatty():  # names and text from the vault must not drive the terminal (titles, clears)
         sys.stdout = SafeStream(sys.stdout)
     try:
         cli(prog_name="kb")
     except SystemExit as exc:
-        if isinstance(cli, KbGroup) and cli.quick_exit and isinstance(exc.code, int | None):
+        if isinstance(cli, KbGroup) and cli.one_shot and isinstance(exc.code, int | None):
             _leave_now(exc.code or 0)
         raise
 
