@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
+import pytest
 from conftest import EXAMPLE_VAULT
 
 from kb.config import load_config
@@ -13,6 +16,13 @@ from kb.embed import make_embedder
 from kb.embed.onnx import GRAPH, WEIGHTS, OnnxEmbedder, _open, _tokenizer, cache_entry
 
 QUESTIONS = ["what did we decide about the pricing of the seed round?", "Wer ist der CTO?", "去年的收入", "x"]
+
+
+@pytest.fixture(autouse=True)
+def drop_saved_graphs(tmp_path: Path) -> Iterator[None]:
+    """Each saved graph is ~90 MB: none is left behind in pytest's kept temporary folders."""
+    yield
+    shutil.rmtree(tmp_path, ignore_errors=True)
 
 
 def notes() -> list[str]:
