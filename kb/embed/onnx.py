@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
+import threading
 import time
 from collections.abc import Sequence
 from functools import lru_cache
@@ -134,11 +135,13 @@ def _tokenizer() -> Any:
 
 
 _SESSION: list[Any] = []  # one session per process, whichever cache folder made it (the graph is the same)
+_OPENING = threading.Lock()  # the MCP server's threads may ask at once
 
 
 def _load(cache: Path | None = None) -> tuple[Any, Any]:
-    if not _SESSION:
-        _SESSION.append(_open(cache))
+    with _OPENING:
+        if not _SESSION:
+            _SESSION.append(_open(cache))
     return _tokenizer(), _SESSION[0]
 
 
