@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4  # 4: passages inside chunks (every note is parsed again once to derive them)
+import json
+
+SCHEMA_VERSION = 5  # 4: passages inside chunks (every note is parsed again once to derive them); 5: their search text
 FULLTEXT_INDEX = "chunk_text"
 VECTOR_INDEX = "chunk_embedding"  # chunks of public notes
 PRIVATE_VECTOR_INDEX = "chunk_embedding_private"  # chunks of private notes, searched only on request
@@ -75,6 +77,28 @@ def drop_fulltext_index() -> str:
 def drop_search_indexes() -> list[str]:
     """Every full-text and vector index of chunks and passages (recreated empty after a clear)."""
     return [f"DROP INDEX {n} IF EXISTS" for n in (FULLTEXT_INDEX, PASSAGE_TEXT_INDEX)] + drop_vector_indexes()
+
+
+# Lucene's tokenizer keeps a word whole across these ("kenji's", "2.9", "1,600"), the question's words split at them
+# ("Kenji's" asks for kenji): in the passages' search text they are spaces, so "Kenji" finds "Kenji's"
+SEARCH_SPLIT = ("'", "\u2019", "\u2018", ".", ",", ":")
+
+
+def passage_search(folder_key: str, breadcrumb: str, text: str) -> str:
+    """The Cypher expression of a passage's full-text field: folder, breadcrumb, text, split as questions are."""
+    expr = f"{folder_key} + ' ' + {breadcrumb} + '\n' + {text}"
+    for mark in SEARCH_SPLIT:
+        expr = f"replace({expr}, {json.dumps(mark, ensure_ascii=False)}, ' ')"
+    return expr
+
+
+def passage_search_upgrade() -> str:
+    """Schema 5: every passage's search text written again (the index follows the property)."""
+    return (
+        "MATCH (p:Passage) CALL (p) { SET p.search = "
+        + passage_search("p.folder_key", "p.breadcrumb", "p.text")
+        + " } IN TRANSACTIONS OF 5000 ROWS"
+    )
 
 
 def passage_upgrade() -> list[str]:
@@ -211,7 +235,7 @@ def upsert_passages() -> str:
         "MERGE (p:Passage {id: q.id}) "
         "WITH c, p, q, p.hash = q.hash AS same "
         "SET p.text = q.text, p.ord = q.ord, p.hash = q.hash, p.chunk_id = c.id, " + _PASSAGE_COPY + ", "
-        "p.search = c.folder_key + ' ' + c.breadcrumb + '\n' + q.text "
+        "p.search = " + passage_search("c.folder_key", "c.breadcrumb", "q.text") + " "
         "MERGE (p)-[:IN_CHUNK]->(c) "
         "WITH p, q, same WHERE NOT same OR coalesce(p.embedding, p.embedding_private) IS NULL "
         "OPTIONAL MATCH (o:Passage {hash: q.hash}) WHERE o <> p AND o.embedder = $embedder "

@@ -119,6 +119,8 @@ class Store:
                 self.run_autocommit(stmt)
         if recorded is not None and recorded < 5:
             self.run_autocommit(cypher.passage_search_upgrade())
+            churn = int(self.get_meta("indexes").get("churn", 0)) + self.counts()["passages"]
+            self.set_meta("indexes", {"churn": churn})  # every entry rewritten: the refresh rebuilds the indexes
         for stmt in cypher.schema_statements():
             self.run_autocommit(stmt)
         self.set_meta("schema", {"version": cypher.SCHEMA_VERSION})

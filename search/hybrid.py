@@ -122,6 +122,7 @@ class ChunkHit:
     score: float = 0.0
     keyword_rank: int | None = None
     vector_rank: int | None = None
+    lead: float = 0.0  # the legs' scores, each scaled 0..1 over its ranking: breaks reciprocal-rank ties
 
 
 @dataclass
@@ -139,18 +140,28 @@ def fuse(
     k: int = RRF_K,
     weights: tuple[float, float] = (1.0, 1.0),
 ) -> list[ChunkHit]:
-    """Weighted reciprocal-rank fusion of two chunk rankings; ties break on the chunk id."""
+    """Weighted reciprocal-rank fusion of two chunk rankings. Ranks tie often (1st and 2nd against 2nd and 1st):
+    then the chunk whose scores stand further above the rest of each leg's ranking wins, then the chunk id."""
     hits: dict[str, ChunkHit] = {}
     for attr, ranking, weight in (("keyword_rank", keyword, weights[0]), ("vector_rank", vector, weights[1])):
-        for rank, row in enumerate(ranking, start=1):
+        for rank, (row, scaled) in enumerate(zip(ranking, _scaled(ranking), strict=True), start=1):
             hit = hits.setdefault(row["id"], ChunkHit(row["id"], row["path"]))
             setattr(hit, attr, rank)
             hit.score += weight / (k + rank)
-    return sorted(hits.values(), key=lambda h: (-h.score, h.id))
+            hit.lead += weight * scaled
+    return sorted(hits.values(), key=lambda h: (-h.score, -h.lead, h.id))
+
+
+def _scaled(ranking: list[dict[str, Any]]) -> list[float]:
+    """Each row's score min-max scaled over the ranking (1.0 when all are equal, 0.0 for rows without one)."""
+    scores = [row.get("score") for row in ranking]
+    known = [s for s in scores if s is not None]
+    low, high = (min(known), max(known)) if known else (0.0, 0.0)
+    return [0.0 if s is None else (s - low) / (high - low) if high > low else 1.0 for s in scores]
 
 
 def roll_up(chunks: list[ChunkHit], limit: int, per_note: int) -> list[NoteHit]:
-    """Notes ranked by their best chunk (then the sum of their chunks, then the path)."""
+    """Notes ranked by their best chunk (then its scores' lead, the sum of their chunks, the path)."""
     by_note: dict[str, list[ChunkHit]] = {}
     for hit in chunks:
         by_note.setdefault(hit.path, []).append(hit)
@@ -165,7 +176,7 @@ def roll_up(chunks: list[ChunkHit], limit: int, per_note: int) -> list[NoteHit]:
                 hits[:per_note],
             )
         )
-    notes.sort(key=lambda n: (-n.score, -sum(c.score for c in by_note[n.path]), n.path))
+    notes.sort(key=lambda n: (-n.score, -by_note[n.path][0].lead, -sum(c.score for c in by_note[n.path]), n.path))
     return notes[:limit]
 
 
@@ -185,8 +196,8 @@ def fuse_passages(keyword: list[dict[str, Any]], vector: list[dict[str, Any]], c
         for attr, rows in (("keyword_rank", kw), ("vector_rank", vec))
     }
     passages = fuse(
-        [{"id": r["passage"], "path": r["path"]} for r in keyword],
-        [{"id": r["passage"], "path": r["path"]} for r in vector],
+        [{"id": r["passage"], "path": r["path"], "score": r.get("score")} for r in keyword],
+        [{"id": r["passage"], "path": r["path"], "score": r.get("score")} for r in vector],
         cfg.rrf_k,
         weights,
     )
@@ -195,7 +206,8 @@ def fuse_passages(keyword: list[dict[str, Any]], vector: list[dict[str, Any]], c
     for p in passages:
         cid = chunk_of[p.id]
         if cid not in hits:
-            hits[cid] = ChunkHit(cid, p.path, p.score, ranks["keyword_rank"].get(cid), ranks["vector_rank"].get(cid))
+            kw_rank, vec_rank = ranks["keyword_rank"].get(cid), ranks["vector_rank"].get(cid)
+            hits[cid] = ChunkHit(cid, p.path, p.score, kw_rank, vec_rank, p.lead)
     return list(hits.values())
 
 

@@ -53,8 +53,12 @@ def test_filters_are_inside_the_index_query(store: Store, example_vault: Path) -
         )
     build(store, example_vault)
     after = search(store, "pricing decision for client files", k=10, filters=flt)
-    assert paths(after) == paths(before) and all(p.startswith("Company/") for p in paths(after))
-    assert [r["vector_rank"] for r in after["results"]] == [r["vector_rank"] for r in before["results"]]
+    # the same notes, all in the folder; their order may move with the keyword scores' statistics (60 new notes
+    # share the question's words), the vector leg's ranks may not
+    assert sorted(paths(after)) == sorted(paths(before)) and all(p.startswith("Company/") for p in paths(after))
+    assert {r["path"]: r["vector_rank"] for r in after["results"]} == {
+        r["path"]: r["vector_rank"] for r in before["results"]
+    }
     unfiltered = search(store, "pricing decision for client files", k=10)
     assert any(p.startswith("Zzz/") for p in paths(unfiltered))
 
