@@ -372,10 +372,6 @@ def embedded_passages() -> str:
     return "MATCH (p:Passage) WHERE p.embedder IS NOT NULL RETURN count(p) > 0 AS any LIMIT 1"
 
 
-def server_version() -> str:
-    return "CALL dbms.components() YIELD name, versions, edition RETURN name, versions[0] AS version, edition"
-
-
 def fulltext_passages() -> str:
     """Passages ranked by the full-text index, each naming its chunk."""
     return (
