@@ -43,7 +43,7 @@ def schema_statements() -> list[str]:
     ]
     out += [f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})" for name, label, prop in RANGE_INDEXES]
     out += fulltext_indexes()
-    return out
+    return out + knowledge_schema()  # graph search reads these even before anything was extracted
 
 
 def fulltext_indexes() -> list[str]:
