@@ -52,7 +52,8 @@ class Repo:
                 self.wfile.write(data[start:])
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # a short poll: shutdown() waits up to one poll interval (0.5 s by default, per test)
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
 
     @property
     def url(self) -> str:
