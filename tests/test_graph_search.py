@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -12,9 +13,11 @@ from conftest import example_graph
 
 from kb.cli import cli
 from kb.embed.onnx import OnnxEmbedder
-from kb.search.graph import PRESETS, graph_search, implied_types
+from kb.search.graph import PRESETS, GraphConfig, _told_apart, _unrepeated, graph_search, implied_types
 from kb.search.hybrid import Filters
+from kb.search.lines import Line
 from kb.search.modes import run_search
+from kb.search.results import ChunkResult, NoteResult
 from kb.search.router import route
 from kb.server import ServerInfo
 from kb.store import Connection, KnowledgeStore, SearchIndex, Store
@@ -95,6 +98,45 @@ def test_router_rules() -> None:
         "a single fact, roll-up, theme or paraphrase: hybrid search answers it",
     )
     assert implied_types("which clients use AutoMatch?") == ["CLIENT_OF", "USES"]
+
+
+def _note(path: str, chunk: str, tokens: int) -> NoteResult:
+    return NoteResult(1, path, None, None, 1.0, 1, 1, (ChunkResult(chunk, None, None, "text", tokens, 1.0, 1, 1),))
+
+
+def test_lines_the_context_already_tells_are_dropped() -> None:
+    results = [_note("A.md", "a1", 1000), _note("Big.md", "b1", 9000)]  # Big.md's chunk falls outside the room
+
+    def line(text: str, path: str, chunk: str, pinned: bool = False, order: int = 2) -> Line:
+        return Line("claim", text, path, "2024-01-01", pinned, order, chunk=chunk)
+
+    lines = [
+        line("own chunk read", "A.md", "a1"),
+        line("other chunk of a read note", "A.md", "a2"),
+        line("unread note", "B.md", "c1"),
+        line("note beyond the room", "Big.md", "b1"),
+        line("X v = 1 (CURRENT)", "A.md", "a1", pinned=True, order=0),
+        line("X v = 1 (CURRENT); CONFLICTS with 2 [C.md, same date]", "A.md", "a1", pinned=True, order=0),
+        line("X v = 0 (was); superseded by 1 as of 2024", "A.md", "a1", pinned=True),
+        line("Y v = 3 (CURRENT)", "A.md", "a2", pinned=True, order=0),
+    ]
+    kept, dropped = _unrepeated(lines, results, GraphConfig())
+    assert [ln.text for ln in kept] == [
+        "unread note",
+        "note beyond the room",
+        "X v = 1 (CURRENT); CONFLICTS with 2 [C.md, same date]",
+        "X v = 0 (was); superseded by 1 as of 2024",
+        "Y v = 3 (CURRENT)",
+    ]
+    assert dropped == 3
+    whole = _unrepeated(lines, results, GraphConfig(), whole_timelines=True)[0]  # a change question's timelines
+    assert [ln.text for ln in lines if ln not in whole] == ["own chunk read", "other chunk of a read note"]
+    table = [replace(ln, timeline="X\x00v") if ln.text.startswith("X v") else ln for ln in lines]
+    # a1 states two values of X's v: the line that says which one is current stays
+    assert "X v = 1 (CURRENT)" in [ln.text for ln in _unrepeated(table, results, GraphConfig(), _told_apart(table))[0]]
+    assert _told_apart(table) == {("X\x00v", "a1")}
+    before = _unrepeated(lines, results, GraphConfig(read_notes=False, read_current=False))[0]
+    assert [ln.text for ln in lines if ln not in before] == ["own chunk read"]
 
 
 def test_path_and_timeline_commands(built: Store) -> None:
