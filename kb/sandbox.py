@@ -69,13 +69,6 @@ class PublicStore(Store):
         self._local = threading.local()
         super().__init__(conn)
 
-    def _check_version(self) -> str:
-        self._local.plain = True  # dbms.components() reads no data: no view needed
-        try:
-            return super()._check_version()
-        finally:
-            self._local.plain = False
-
     def _metadata(self) -> dict[str, str]:
         return {"app": APP, "kb_call": getattr(_call, "tag", "")}
 
@@ -131,8 +124,6 @@ class PublicStore(Store):
         raise AssertionError("unreachable")
 
     def read(self, statement: str, **params: Any) -> list[dict[str, Any]]:
-        if getattr(self._local, "plain", False):
-            return super().read(statement, **params)
         return self.read_tx(lambda tx: [r.data() for r in tx.run(statement, params)])
 
     def query_type(self, query: str, params: dict[str, Any]) -> str | None:
