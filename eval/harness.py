@@ -29,7 +29,7 @@ from kb.eval.questions import Question
 from kb.search.fusion import FusionConfig
 from kb.search.hybrid import Filters, flat_chunks, hybrid_search
 from kb.search.modes import run_search
-from kb.search.results import ChunkResult
+from kb.search.results import ChunkResult, shown_score
 from kb.store import SearchIndex, Store
 
 LOCAL = Filters(include_private=True)  # the eval runs locally: private notes count like any other
@@ -92,7 +92,7 @@ def hybrid_mode(index: SearchIndex, embedder: Embedder | None, fusion: FusionCon
         res = hybrid_search(index, embedder, question, k=DEPTH_NOTES, filters=LOCAL, fusion=fusion)
         latency = (time.perf_counter() - t0) * 1e3
         blocks = [chunk_block(r.path, c) for r in res.notes for c in r.chunks]
-        top = round(res.notes[0].score, 6) if res.notes else None  # the score as --json shows it
+        top = shown_score(res.notes[0].score) if res.notes else None
         return ModeOutput(
             [r.path for r in res.notes], pack_budget(blocks, budget), top, latency, res.timing["search_ms"]
         )
@@ -127,7 +127,7 @@ def graph_mode(
         latency = (time.perf_counter() - t0) * 1e3
         lines = [ContextBlock(ln.path, ln.text) for ln in res.lines]
         chunks = [chunk_block(r.path, c) for r in res.notes for c in r.chunks]
-        top = round(res.notes[0].score, 6) if res.notes else None  # the score as --json shows it
+        top = shown_score(res.notes[0].score) if res.notes else None
         search_ms = res.timing.get("search_ms", 0.0) + res.timing.get("graph_ms", 0.0)
         return ModeOutput([r.path for r in res.notes], pack_budget(lines + chunks, budget), top, latency, search_ms)
 
@@ -144,7 +144,7 @@ def flat_mode(index: SearchIndex, embedder: Embedder | None) -> Mode:
         blocks = [chunk_block(c.path, c) for c in res.chunks]
         ranked = list(dict.fromkeys(c.path for c in res.chunks))
         timing = res.timing
-        top = round(res.chunks[0].score, 6) if res.chunks else None
+        top = shown_score(res.chunks[0].score) if res.chunks else None
         return ModeOutput(
             ranked,
             pack_budget(blocks, budget),

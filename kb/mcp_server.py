@@ -55,7 +55,7 @@ from kb.readonly import (
 from kb.sandbox import PublicStore, new_call_tag, retrying, set_call_tag
 from kb.search.hybrid import Filters, iso_date
 from kb.search.modes import run_search
-from kb.search.results import NoteResult
+from kb.search.results import NoteResult, shown_score
 from kb.store import connection_for
 from kb.tokens import count_tokens, truncate_tokens
 
@@ -185,7 +185,7 @@ def _search_note(note: NoteResult) -> dict[str, Any]:
         "path": path,
         "title": note.title,
         "date": date,
-        "score": round(note.score, 6),
+        "score": shown_score(note.score),
         "chunks": chunks,
     }
     # graph mode moved it: it states the value asked for, or only old claims

@@ -8,6 +8,15 @@ from typing import Any
 from kb.search.lines import Line
 
 
+def shown_score(score: float) -> float:
+    """A fused score as every output shows it (--json, the MCP tool, the eval's rows): 6 places."""
+    return round(score, 6)
+
+
+def _ms(timing: dict[str, float]) -> dict[str, float]:
+    return {key: round(v, 2) for key, v in timing.items()}
+
+
 @dataclass(frozen=True)
 class ChunkResult:
     """One chunk in full, with its fused score and the best rank of its passages in each leg."""
@@ -31,7 +40,7 @@ class ChunkResult:
             "date": self.date,
             "text": self.text,
             "tokens": self.tokens,
-            "score": round(self.score, 6),
+            "score": shown_score(self.score),
             "keyword_rank": self.keyword_rank,
             "vector_rank": self.vector_rank,
         }
@@ -58,7 +67,7 @@ class NoteResult:
             "path": self.path,
             "title": self.title,
             "date": self.date,
-            "score": round(self.score, 6),
+            "score": shown_score(self.score),
             "keyword_rank": self.keyword_rank,
             "vector_rank": self.vector_rank,
             "chunks": [c.to_json() for c in self.chunks],
@@ -166,7 +175,7 @@ class SearchResult:
             "filters": self.filters,
             "k": self.k,
             "embedder": self.embedder,
-            "timing": {key: round(v, 2) for key, v in self.timing.items()},
+            "timing": _ms(self.timing),
             "results": [n.to_json() for n in self.notes],
         }
         for key, part in (("question", self.question), ("graph", self.graph), ("router", self.router)):
@@ -187,6 +196,6 @@ class FlatResult:
         return {
             "query": self.query,
             "mode": "flat",
-            "timing": {k: round(v, 2) for k, v in self.timing.items()},
+            "timing": _ms(self.timing),
             "chunks": [c.to_json() for c in self.chunks],
         }
