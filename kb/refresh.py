@@ -20,6 +20,7 @@ from typing import Any
 from kb import cypher
 from kb.chunker import Chunk, chunk_note
 from kb.config import Config, overrides_path
+from kb.embeddings import EmbedStep
 from kb.errors import ConfigError
 from kb.facets import folder_facet, tag_facet
 from kb.links import LinkIndex, Resolved, alias_table
@@ -379,7 +380,7 @@ def refresh(
     store: Store,
     cfg: Config,
     bars: Bars,
-    embed_step: Any = None,
+    embed_step: EmbedStep | None = None,
     unmark_private: bool = False,
     rebuild_indexes: bool = False,
 ) -> Summary:
