@@ -26,6 +26,45 @@ THIS_QUARTER = re.compile(r"(?i)\b(this quarter|dieses quartal|ce trimestre|este
 LAST_YEAR = re.compile(r"(?i)\b(last year|letzte[sn]? jahr|l'année dernière|el año pasado)\b|去年")
 # "mid-2023", "Mitte 2023", "mi-2023", "2023年年中": the middle of a year, read as June (the half-year's end)
 MID_YEAR = re.compile(r"(?i)\b(?:mid-?|mitte\s+|mi-)((?:19|20)\d\d)(?!\d)|((?:19|20)\d\d)年年?中")
+# "the fourth quarter of 2024", "Q4" spelt out: ordinal + quarter word + a year (or "last year"/"this year")
+_YEAR_REF = r"((?:19|20)\d\d|last year|this year|letzte[sn]? jahr|dieses jahr|l'année dernière|cette année)"
+ORDINAL_QUARTER = re.compile(
+    r"(?i)\b(first|1st|second|2nd|third|3rd|fourth|4th|final|last|erste[sn]?|zweite[sn]?|dritte[sn]?|vierte[sn]?|"
+    r"letzte[sn]?|premier|deuxième|second|troisième|quatrième|dernier|primer|segundo|tercer|cuarto|último|"
+    r"[1-4]\.)\s+(?:quarter|quartal|trimestre)\s+(?:of\s+|in\s+|de\s+|del\s+)?" + _YEAR_REF
+)
+ORDINALS = {
+    **dict.fromkeys(("first", "1st", "erste", "erstes", "ersten", "premier", "primer", "1."), 1),
+    **dict.fromkeys(("second", "2nd", "zweite", "zweites", "zweiten", "deuxième", "segundo", "2."), 2),
+    **dict.fromkeys(("third", "3rd", "dritte", "drittes", "dritten", "troisième", "tercer", "3."), 3),
+    **dict.fromkeys(
+        ("fourth", "4th", "final", "last", "vierte", "viertes", "vierten", "letzte", "letztes", "letzten"), 4
+    ),
+    **dict.fromkeys(("quatrième", "dernier", "cuarto", "último", "4."), 4),
+}
+# halves: "H1 2024", "the first half of 2024", "erste Hälfte 2024", "2. Halbjahr 2024", "2024年上半年"
+HALF = re.compile(
+    r"(?i)\bH([12])\s*((?:19|20)\d\d)\b|\b(first|second|erste[sn]?|zweite[sn]?|1\.|2\.|premier|second)\s+"
+    r"(?:half|hälfte|halbjahr|semestre)\s+(?:of\s+|de\s+)?((?:19|20)\d\d)(?!\d)|((?:19|20)\d\d)年([上下])半年"
+)
+# a year's end or start: "end of 2024", "year-end 2024", "Ende 2024", "fin 2024", "2024年底" (December);
+# "early 2024", "Anfang 2024", "début 2024", "2024年初" (January to March); "late 2024" (October to December)
+YEAR_PART = re.compile(
+    r"(?i)\b(?:(end|close) of|year-end|(start|beginning) of|(early|late)|(ende|anfang)|"
+    r"(fin|début|finales|principios)(?: de)?)\s+((?:19|20)\d\d)(?!\d)|\b((?:19|20)\d\d)\s+year-end\b|"
+    r"((?:19|20)\d\d)年(底|末|初)"
+)
+# seasons, read as the northern hemisphere's: "spring 2024", "Sommer 2023", "l'hiver 2024" (December to February)
+SEASON = re.compile(
+    r"(?i)\b(spring|summer|autumn|fall|winter|frühling|frühjahr|sommer|herbst|printemps|été|automne|hiver|"
+    r"primavera|verano|otoño|invierno)\s+(?:of\s+|de\s+)?((?:19|20)\d\d)(?!\d)"
+)
+SEASON_START = {
+    **dict.fromkeys(("spring", "frühling", "frühjahr", "printemps", "primavera"), 3),
+    **dict.fromkeys(("summer", "sommer", "été", "verano"), 6),
+    **dict.fromkeys(("autumn", "fall", "herbst", "automne", "otoño"), 9),
+    **dict.fromkeys(("winter", "hiver", "invierno"), 12),
+}
 SINCE = re.compile(r"(?i)(\bsince|\bseit|\bdepuis|\bdesde|自从?|从)\s*$")
 
 
@@ -62,9 +101,55 @@ def _span(when: dt.date, period: str) -> tuple[dt.date, dt.date]:
     return when, when
 
 
-def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
-    """Quarter phrases with their character spans."""
+def _year_of(ref: str, today: dt.date) -> int:
+    """A year written as digits, or as last year / this year in one of the languages read."""
+    if ref.isdigit():
+        return int(ref)
+    return today.year - 1 if LAST_YEAR.fullmatch(ref) else today.year
+
+
+def _month_span(year: int, first: int, months: int) -> tuple[dt.date, dt.date]:
+    """`months` months from `first` of `year` (December's winter runs into the next year)."""
+    last_year, last = divmod(year * 12 + first - 1 + months - 1, 12)
+    return dt.date(year, first, 1), dt.date(last_year, last + 1, calendar.monthrange(last_year, last + 1)[1])
+
+
+def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
+    """Quarters, halves, a year's end or start and seasons written in words, with their character spans."""
     out = []
+
+    def add(m: re.Match[str], span: tuple[dt.date, dt.date]) -> None:
+        out.append((m.start(), m.end(), DateRange(m.group(0).strip(), span[0].isoformat(), span[1].isoformat())))
+
+    for m in ORDINAL_QUARTER.finditer(text):
+        add(m, _quarter(_year_of(m.group(2).lower(), today), ORDINALS[m.group(1).lower()]))
+    for m in HALF.finditer(text):
+        if m.group(1):
+            half, year = int(m.group(1)), int(m.group(2))
+        elif m.group(3):
+            half, year = 1 if ORDINALS.get(m.group(3).lower()) == 1 else 2, int(m.group(4))
+        else:
+            half, year = 1 if m.group(6) == "上" else 2, int(m.group(5))
+        add(m, _month_span(year, 1 + 6 * (half - 1), 6))
+    for m in YEAR_PART.finditer(text):
+        year = int(m.group(6) or m.group(7) or m.group(8))
+        word = next((g for g in (m.group(i) for i in (1, 2, 3, 4, 5, 9)) if g), "end").lower()
+        if word in ("start", "beginning", "early", "anfang", "début", "principios", "初"):
+            add(m, _month_span(year, 1, 3))
+        elif word == "late":
+            add(m, _quarter(year, 4))
+        else:
+            add(m, _month_span(year, 12, 1))
+    for m in SEASON.finditer(text):
+        add(m, _month_span(int(m.group(2)), SEASON_START[m.group(1).lower()], 3))
+    return out
+
+
+def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
+    """Quarter phrases with their character spans; a phrase of a named period wins over what it contains."""
+    out = _named_periods(text, today)
+    taken = [(a, b) for a, b, _ in out]
+    rest = []
     for m in QUARTER.finditer(text):
         q = int(m.group(2))
         year_s = m.group(1) or m.group(3)
@@ -78,21 +163,23 @@ def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
         else:
             year = _latest_quarter(q, today)
         start, end = _quarter(year, q)
-        out.append((m.start(), end_at, DateRange(text[m.start() : end_at].strip(), start.isoformat(), end.isoformat())))
+        rest.append(
+            (m.start(), end_at, DateRange(text[m.start() : end_at].strip(), start.isoformat(), end.isoformat()))
+        )
     for m in CJK_QUARTER.finditer(text):
         q = CJK_DIGIT[m.group(2)]
         year = int(m.group(1)) if m.group(1) else _latest_quarter(q, today)
         start, end = _quarter(year, q)
-        out.append((m.start(), m.end(), DateRange(m.group(0), start.isoformat(), end.isoformat())))
+        rest.append((m.start(), m.end(), DateRange(m.group(0), start.isoformat(), end.isoformat())))
     for m in MID_YEAR.finditer(text):
         year = int(m.group(1) or m.group(2))
-        out.append((m.start(), m.end(), DateRange(m.group(0), f"{year}-06-01", f"{year}-06-30")))
+        rest.append((m.start(), m.end(), DateRange(m.group(0), f"{year}-06-01", f"{year}-06-30")))
     for pattern, back in ((LAST_QUARTER, 1), (THIS_QUARTER, 0)):
         for m in pattern.finditer(text):
             n = (today.year * 4 + (today.month - 1) // 3) - back
             start, end = _quarter(n // 4, n % 4 + 1)
-            out.append((m.start(), m.end(), DateRange(m.group(0), start.isoformat(), end.isoformat())))
-    return out
+            rest.append((m.start(), m.end(), DateRange(m.group(0), start.isoformat(), end.isoformat())))
+    return out + [r for r in rest if not any(a < r[1] and r[0] < b for a, b in taken)]
 
 
 @lru_cache(maxsize=8)

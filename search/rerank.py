@@ -12,6 +12,7 @@ word lists."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -19,6 +20,7 @@ from kb.search.question import Question
 from kb.search.results import NoteResult
 
 FACTUAL = ("fact", "reported")
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
 @dataclass(frozen=True)
@@ -131,11 +133,45 @@ def relevant(
     return [r for r in out if r["entry"] in named] or out
 
 
+def _value_key(value: Any) -> str:
+    """What a value says, for telling a new value from a restatement: its first number ("68%" and "68% (half
+    rolled out)" are one value), else the text."""
+    s = str(value or "").lower()
+    m = NUMBER.search(s)
+    return m.group(0).replace(",", "") if m else s.strip()
+
+
+def with_timelines(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each fact also replaced by the later facts of another value about the same entity and attribute among
+    `rows`: the recorded supersession links one claim to one successor, which need not be the next value (a Q3
+    figure linked to a 2026 one skips the Q4 figure another note gives)."""
+    timeline: dict[tuple[str, str], list[tuple[str, str, Any]]] = {}
+    for r in rows:
+        c = r["claim"]
+        if c["modality"] in FACTUAL and claim_when(c):
+            key = (str(r.get("entry")), str(c.get("attribute")))
+            timeline.setdefault(key, []).append((claim_when(c), _value_key(c.get("value")), c.get("value")))
+    out = []
+    for r in rows:
+        c = r["claim"]
+        when, mine = claim_when(c), _value_key(c.get("value"))
+        later = [
+            {"value": v, "as_of": w}
+            for w, k, v in sorted(set(timeline.get((str(r.get("entry")), str(c.get("attribute"))), [])), key=str)
+            if w > when and k != mine
+        ]
+        out.append({**r, "sup": list(r.get("sup") or []) + later} if later and c["modality"] in FACTUAL else r)
+    return out
+
+
 def standings(
     rows: list[dict[str, Any]], q: Question, as_of: str | None, note_of: dict[str, str] | None = None
 ) -> dict[str, Standing]:
     """Per note (the note of the row's chunk in `note_of`, else the claim's note): "states" if any relevant
-    claim of it states the fact, else its first other standing."""
+    claim of it states the fact, else its first other standing. For a value in a period or on a day, a fact
+    another of the rows replaced by then is outdated too."""
+    if q.intent != "happened" and (as_of or q.period):
+        rows = with_timelines(rows)
     out: dict[str, Standing] = {}
     rank = {"states": 0, "outdated": 1, "not_fact": 2}
     for r in sorted(

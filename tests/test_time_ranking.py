@@ -250,3 +250,22 @@ def test_did_it_happen_also_reads_what_the_nearest_claims_are_about() -> None:
     assert {p: s.standing for p, s in stand.items()} == {"chat.md": "not_fact", "card.md": "states"}
     out = demote(ranked("chat.md", "oven.md", "card.md"), stand)
     assert [r.path for r in out] == ["oven.md", "card.md", "chat.md"]
+
+
+def test_a_value_another_note_replaced_in_the_period_is_outdated_then() -> None:
+    """The recorded supersession links the Q3 count to 2026's, skipping the Q4 count another note gives: for Q4
+    the Q3 note is outdated all the same, while a restatement of the Q4 number is not."""
+    q = parse("How many stores did Crumb run in the fourth quarter of 2024?", TODAY)
+    assert [r.reading() for r in q.ranges] == ["read 'fourth quarter of 2024' as 2024-10-01..2024-12-31"]
+    q3 = row("18", "2024-q3.md", "2024-09-30", sup="2026-09-30")
+    q4 = row("24", "2024-review.md", "2024-11-30", sup="2026-09-30")
+    again = row("24 (two franchised)", "2025-plan.md", "2024-12-31", sup="2026-09-30")
+    stand = standings([q3, q4, again], q, None)
+    assert {p: s.standing for p, s in stand.items()} == {
+        "2024-q3.md": "outdated",
+        "2024-review.md": "states",
+        "2025-plan.md": "states",
+    }
+    assert standing(q3, q, None) == "states"  # alone, its own link says nothing of Q4
+    now = parse("How many stores does Crumb run today?", TODAY)
+    assert standings([q3, q4], now, None)["2024-review.md"].standing == "outdated"  # now: the current flag decides
