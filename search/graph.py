@@ -69,7 +69,8 @@ class GraphConfig:
     anchor_depth: int = 20  # notes move below the lowest of the first 20 that states the fact ...
     max_drop: int = 10  # ... but at most 10 places down: further, a misread note leaves the context (measured on the
     # time questions: unbounded pushed hybrid's first, a decision whose nearest claims were its plans, out of 8k;
-    # 8 kept it but lost temporal current-first; 10 lost no key fact against hybrid)
+    # 8 kept it but lost temporal current-first; 10 lost no key fact against hybrid); a note stating the fact that
+    # the bound leaves below a demoted one is lifted just above it instead
     claims_per_chunk: int = 3  # each read chunk's claims nearest the question (plus those the stems name)
     lift_by_vector: bool = True  # a timeline whose line is nearest the question can lead, not only one the stems name
     # languages whose questions are matched to claim attributes by vector: with an English-trained embedder a German

@@ -203,12 +203,34 @@ def demote(
     last = states[-1]
     reason = {"outdated": "outdated claims", "not_fact": "only plans, opinions or suggestions"}
     keyed: list[tuple[float, int, NoteResult]] = []
+    capped: list[str] = []  # demoted notes that `max_drop` kept above the last note stating the fact
     for n, r in enumerate(results):
         s = stand.get(r.path)
         if n < last and s is not None and s.standing != "states" and not r.promoted:
             to = min(last, n + max_drop)  # placed just after the note now at `to`
+            if to < last:
+                capped.append(r.path)
             keyed.append((to + 0.5, n, replace(r, demoted=f"{reason[s.standing]} ({s.claim})")))
         else:
             keyed.append((float(n), n, r))
     out = [r for _, _, r in sorted(keyed, key=lambda k: (k[0], k[1]))]
+    out = _lift_past_capped(out, stand, set(capped), depth)
     return [replace(r, rank=n) for n, r in enumerate(out, start=1)]
+
+
+def _lift_past_capped(
+    results: list[NoteResult], stand: dict[str, Standing], capped: set[str], depth: int
+) -> list[NoteResult]:
+    """Notes stating the fact that a demoted note still outranks (it could drop only `max_drop` places) go just
+    above the first such note, in their order: each demoted note then moves down one place per note lifted,
+    and stays in the context."""
+    first = next((n for n, r in enumerate(results) if r.path in capped), None)
+    if first is None:
+        return results
+    lifted = [
+        r
+        for r in results[first + 1 : depth]
+        if not r.demoted and (r.promoted or (r.path in stand and stand[r.path].standing == "states"))
+    ]
+    moved = {r.path for r in lifted}
+    return results[:first] + lifted + [r for r in results[first:] if r.path not in moved]

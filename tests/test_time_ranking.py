@@ -202,21 +202,6 @@ def test_a_timeline_can_lead_by_its_line_vector() -> None:
     # the nearest timeline leads, never the far one
 
 
-def test_a_demoted_note_drops_at_most_max_drop_places() -> None:
-    q = parse("How many stores does Crumb run today?", TODAY)
-    stand = standings(STORES, q, None)
-    results = ranked("ai-chat.md", "a.md", "b.md", "c.md", "q3-2026.md", "d.md")
-    assert [r.path for r in demote(results, stand, max_drop=2)] == [
-        "a.md",
-        "b.md",
-        "ai-chat.md",
-        "c.md",
-        "q3-2026.md",
-        "d.md",
-    ]
-    assert [r.path for r in demote(results, stand, depth=3)] == [r.path for r in results]  # fact too low
-
-
 def test_a_plan_that_a_decision_set_is_what_happened() -> None:
     decided = row("Q2 2027", "decision.md", "2026-05-01", attribute="revisit_date", modality="plan")
     decided = {**decided, "entry": "decision:no second loan in 2026"}
@@ -269,3 +254,18 @@ def test_a_value_another_note_replaced_in_the_period_is_outdated_then() -> None:
     assert standing(q3, q, None) == "states"  # alone, its own link says nothing of Q4
     now = parse("How many stores does Crumb run today?", TODAY)
     assert standings([q3, q4], now, None)["2024-review.md"].standing == "outdated"  # now: the current flag decides
+
+
+def test_a_fact_a_capped_demotion_leaves_below_is_lifted_past_it() -> None:
+    """The AI chat may drop only 2 places, which leaves it above the note stating the fact: that note (and only
+    a note stating it) goes just above the chat, which then moves down one place and stays in the context."""
+    q = parse("How many stores does Crumb run today?", TODAY)
+    stand = standings(STORES, q, None)
+    results = ranked("ai-chat.md", "about.md", "menu.md", "other.md", "q3-2026.md", "tail.md")
+    out = demote(results, stand, max_drop=2)
+    assert [r.path for r in out] == ["about.md", "menu.md", "q3-2026.md", "ai-chat.md", "other.md", "tail.md"]
+    assert [r.rank for r in out] == [1, 2, 3, 4, 5, 6]
+    assert (out[3].demoted or "").startswith("only plans") and out[2].demoted is None
+    uncapped = demote(results, stand, max_drop=10)  # the chat drops below the fact: nothing is lifted
+    assert [r.path for r in uncapped] == ["about.md", "menu.md", "other.md", "q3-2026.md", "ai-chat.md", "tail.md"]
+    assert demote(results, stand, depth=3) == results  # no note stating the fact among the first 3: nothing moves
