@@ -391,9 +391,13 @@ class KnowledgeStore:
         per_entity: int,
         others: int,
         include_private: bool,
+        claim_chunk_ids: Sequence[str] = (),
+        claim_stems: Sequence[str] = (),
+        per_chunk: int = 3,
     ) -> dict[str, list[dict[str, Any]]]:
         """The entities a question names (found by `words`) and seeds, their links, typed two-hop links and
-        claims, in one round trip."""
+        claims, and (`chunk_claims`) each of `claim_chunk_ids`' `per_chunk` claims nearest `qvec` and those of
+        an attribute named by `claim_stems`: in one round trip."""
         vectors = qvec is not None and self.has_line_index()
         row = self.store.read(
             cypher.graph_context(vectors),
@@ -412,8 +416,12 @@ class KnowledgeStore:
             others=others,
             fetch=max(100, others * 4),
             private=include_private,
+            claim_chunk_ids=list(claim_chunk_ids),
+            claim_stems=list(claim_stems),
+            per_chunk=per_chunk,
+            claim_fetch=300,
         )[0]
-        return {k: row[k] for k in ("named", "seeds", "links", "hops", "claims")}
+        return {k: row[k] for k in ("named", "seeds", "links", "hops", "claims", "chunk_claims")}
 
     def chunk_dates(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in self.store.read(cypher.chunk_dates(), ids=list(ids))}
@@ -429,23 +437,3 @@ class KnowledgeStore:
 
     def entity_relationships(self, key: str) -> list[dict[str, Any]]:
         return self.store.read(cypher.entity_relationships(), key=key)
-
-    def chunk_claims(
-        self,
-        chunk_ids: Sequence[str],
-        qvec: list[float] | None,
-        stems: Sequence[str],
-        per_chunk: int,
-        include_private: bool,
-    ) -> list[dict[str, Any]]:
-        """Each chunk's `per_chunk` claims nearest `qvec` and those of an attribute named by `stems`."""
-        vectors = qvec is not None and self.has_line_index()
-        return self.store.read(
-            cypher.chunk_claims(vectors),
-            chunk_ids=list(chunk_ids),
-            qvec=qvec,
-            stems=list(stems),
-            per_chunk=per_chunk,
-            fetch=300,
-            private=include_private,
-        )

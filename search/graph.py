@@ -130,6 +130,11 @@ def graph_search(
     chunk_ids = [c.id for r in base.notes[:5] for c in r.chunks]
     types = implied_types(q)
     private = bool(filters and filters.include_private)
+    reread = q.asks_for_state() or bool((as_of or current) and q.intent != "why")
+    # the claims re-ranking reads come in the same round trip
+    claim_chunks = (
+        sorted({c.id for r in base.notes[: cfg.rerank_depth] for c in r.chunks}) if reread and cfg.rerank else []
+    )
     ctx = ks.graph_context(
         q.text,
         entity_words(q),
@@ -145,6 +150,9 @@ def graph_search(
         cfg.max_claims,
         cfg.max_lines if cfg.trim else 1000,
         private,
+        claim_chunks,
+        sorted(q.stems),
+        cfg.claims_per_chunk,
     )
     if as_of:
         ctx = {**ctx, "claims": as_of_rows(ctx["claims"], as_of)}
@@ -163,8 +171,8 @@ def graph_search(
     named_keys = {e["key"] for e in named}
     notes: list[NoteResult] = base.notes
     moved: list[dict[str, str]] = []
-    if q.asks_for_state() or ((as_of or current) and q.intent != "why"):
-        notes, moved = _rerank(index, ks, notes, ctx["claims"], q, cfg, filters, as_of, named_keys, qvec)
+    if reread:
+        notes, moved = _rerank(index, notes, ctx["claims"], ctx["chunk_claims"], q, cfg, filters, as_of, named_keys)
     t2 = time.perf_counter()
     tokens, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
     graph = GraphReport(
@@ -199,22 +207,20 @@ def in_date_range(lines: list[Line], filters: Filters | None) -> list[Line]:
 
 def _rerank(
     index: SearchIndex,
-    ks: KnowledgeStore,
     results: list[NoteResult],
     claims: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
     q: Question,
     cfg: GraphConfig,
     filters: Filters | None,
     as_of: str | None,
     named: set[str],
-    qvec: list[float] | None,
 ) -> tuple[list[NoteResult], list[dict[str, str]]]:
     """Notes stating the value asked for first (`promote`, a note outside the results joins them only when no
     folder, tag or date filter is set: it might not pass one); then notes whose claims about the subject are
-    outdated or not facts go below those that state it. Returns the ranking and what moved, with why."""
+    outdated or not facts go below those that state it, read from `rows`, the claims of the first
+    `rerank_depth` notes' chunks. Returns the ranking and what moved, with why."""
     note_of = {c.id: r.path for r in results[: cfg.rerank_depth] for c in r.chunks}
-    private = bool(filters and filters.include_private)
-    rows = ks.chunk_claims(sorted(note_of), qvec, sorted(q.stems), cfg.claims_per_chunk, private) if cfg.rerank else []
     if as_of:
         rows = as_of_rows(rows, as_of)
     at = as_of or (q.period.end if q.period else None)

@@ -24,6 +24,10 @@ GRAPH_PARAMS = {
     "others",
     "fetch",
     "private",
+    "claim_chunk_ids",
+    "claim_stems",
+    "per_chunk",
+    "claim_fetch",
 }
 
 
@@ -33,9 +37,9 @@ def params(statement: str) -> set[str]:
 
 def test_graph_context_reads_only_known_parameters() -> None:
     with_vectors, without = cypher.graph_context(True), cypher.graph_context(False)
-    assert params(with_vectors) <= GRAPH_PARAMS and params(without) <= GRAPH_PARAMS - {"fetch"}
+    assert params(with_vectors) <= GRAPH_PARAMS and params(without) <= GRAPH_PARAMS - {"fetch", "claim_fetch"}
     assert cypher.CLAIM_LINE_INDEX in with_vectors and cypher.CLAIM_LINE_INDEX not in without
-    assert with_vectors.endswith("RETURN named, seeds, links, hops, asked + others AS claims")
+    assert with_vectors.endswith("RETURN named, seeds, links, hops, asked + others AS claims, chunk_claims")
 
 
 def test_graph_context_never_passes_through_a_hub_and_hides_private_evidence() -> None:

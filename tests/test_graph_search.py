@@ -14,7 +14,7 @@ from conftest import example_graph
 from kb.cli import cli
 from kb.embed.onnx import OnnxEmbedder
 from kb.search.graph import PRESETS, GraphConfig, _told_apart, _unrepeated, graph_search, implied_types
-from kb.search.hybrid import Filters
+from kb.search.hybrid import Filters, hybrid_search
 from kb.search.lines import Line
 from kb.search.modes import run_search
 from kb.search.results import ChunkResult, NoteResult
@@ -176,6 +176,26 @@ def test_notes_with_the_current_value_go_first(built: Store) -> None:
     assert current and f"[{top['path']}," in " ".join(current), (top["path"], current)
     assert [r["rank"] for r in graph["results"]] == list(range(1, len(graph["results"]) + 1))
     assert len(graph["results"]) == len(hybrid["results"])
+
+
+def test_the_chunks_claims_come_in_the_same_read(built: Store) -> None:
+    """graph_context also returns what re-ranking reads of the given chunks' claims; given none, none."""
+    question = "How many customers does Lumen Ledger have?"
+    private = Filters(include_private=True)
+    hits = hybrid_search(SearchIndex(built), EMB, question, filters=private)
+    ids = sorted({c.id for r in hits.notes for c in r.chunks})
+    stems = ["customer", "ledger", "lumen", "many"]
+
+    def read(chunks: list[str]) -> list[dict[str, Any]]:
+        ks = KnowledgeStore(built)
+        args = (question, "lumen ledger customers", [], [], 0, False, [], stems, EMB.embed_query(question))
+        return ks.graph_context(*args, 5, 5, 10, 10, True, chunks, stems, 3)["chunk_claims"]
+
+    rows = read(ids)
+    assert rows and {r["chunk"] for r in rows} <= set(ids)
+    assert [r["chunk"] for r in rows] == sorted(r["chunk"] for r in rows)
+    assert any(r["claim"]["attribute"] == "customer_count" and r["entry"] for r in rows)
+    assert read([]) == []
 
 
 def test_a_named_year_asks_for_the_value_then(built: Store) -> None:
