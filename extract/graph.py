@@ -79,6 +79,7 @@ def build_rows(
     edges = timelines(claims)
     threshold = hub_threshold(len(chunks), overrides.hub_threshold)
     entity_rows = _entity_rows(ents, threshold, res.merges, {c for c, v in chunks.items() if v.get("private")})
+    mark_owner(entity_rows, claims)
     return KnowledgeRows(
         entity_rows,
         _mention_rows(ents),
@@ -88,6 +89,25 @@ def build_rows(
         _described_by(entity_rows, chunks, canonical),
         res.merges,
     )
+
+
+OWNER_MIN_CLAIMS = 10  # fewer claims than this about any entity: no owner is told apart
+OWNER_LEAD = 2.0  # the owner has at least this many times the claims of the runner-up
+
+
+def mark_owner(entity_rows: list[dict[str, Any]], claims: list[dict[str, Any]]) -> None:
+    """Mark the entity the vault is about (`owner`: the one with by far the most claims, in a founder's vault the
+    company): a question that says "we" or "our" and names nothing asks about it. None when no entity leads
+    clearly (two companies, a thin graph) or the leader is known only from private notes."""
+    counts = Counter(c["entity"] for c in claims)
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if not ranked or ranked[0][1] < OWNER_MIN_CLAIMS:
+        return
+    if len(ranked) > 1 and ranked[0][1] < OWNER_LEAD * ranked[1][1]:
+        return
+    for row in entity_rows:
+        if row["key"] == ranked[0][0] and not row["private_only"]:
+            row["owner"] = True
 
 
 def _register(

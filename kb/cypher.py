@@ -624,6 +624,15 @@ def label_hubs() -> str:
     return "MATCH (e:Entity) WHERE e.hub SET e:HubEntity"
 
 
+def label_owner() -> str:
+    return "MATCH (e:Entity) WHERE e.owner SET e:OwnerEntity"
+
+
+def owner_entity() -> str:
+    """The entity the vault is about, if the build told one apart (a label lookup)."""
+    return "MATCH (e:OwnerEntity) RETURN e.key AS key, e.name AS name ORDER BY e.key LIMIT 1"
+
+
 def entity_candidates() -> str:
     """Entities whose name or an alias matches, case-insensitively (the caller applies the capital rule)."""
     return (

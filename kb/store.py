@@ -78,6 +78,13 @@ class Store:
         with self.driver.session(database=self.conn.database, default_access_mode=neo4j.READ_ACCESS) as session:
             return [r.data() for r in session.run(statement, params)]
 
+    def read_maps(self, statement: str, **params: Any) -> list[dict[str, Any]]:
+        """read() for a statement that returns only maps, lists and plain values (never a node, relationship or
+        path): the records as the driver decoded them, without data()'s second walk over every value (1.5 ms of
+        graph search's one record)."""
+        with self.driver.session(database=self.conn.database, default_access_mode=neo4j.READ_ACCESS) as session:
+            return [dict(r) for r in session.run(statement, params)]
+
     def run_batch(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Several statements in one transaction: all of them land, or none."""
 
@@ -341,6 +348,7 @@ class KnowledgeStore:
         for query, rows in steps:
             self._write(query, rows, batch)
         self.store.run_autocommit(cypher.label_hubs())
+        self.store.run_autocommit(cypher.label_owner())
 
     def _write(self, query: str, rows: list[dict[str, Any]], batch: int = 5000) -> None:
         """One UNWIND statement over `rows`, a transaction per `batch` rows."""
@@ -349,6 +357,11 @@ class KnowledgeStore:
 
     def counts(self) -> dict[str, int]:
         return {k: int(v) for k, v in self.store.read(cypher.knowledge_counts())[0].items()}
+
+    def owner(self) -> dict[str, str] | None:
+        """The entity the vault is about ({key, name}), if the build told one apart."""
+        rows = self.store.read(cypher.owner_entity())
+        return {"key": rows[0]["key"], "name": rows[0]["name"]} if rows else None
 
     def find_entities(self, name: str) -> list[dict[str, Any]]:
         return [r["e"] for r in self.store.read(cypher.entity_candidates(), name=name)]
@@ -399,7 +412,7 @@ class KnowledgeStore:
         claims, and (`chunk_claims`) each of `claim_chunk_ids`' `per_chunk` claims nearest `qvec` and those of
         an attribute named by `claim_stems`: in one round trip."""
         vectors = qvec is not None and self.has_line_index()
-        row = self.store.read(
+        row = self.store.read_maps(
             cypher.graph_context(vectors),
             question=question,
             words=words,

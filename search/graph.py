@@ -169,10 +169,20 @@ def graph_search(
     # a value is lifted only for an entity the question names: lifting by the top notes' entities moved the
     # wrong notes up (a client's seat price for "the list price")
     named_keys = {e["key"] for e in named}
+    owner = None
+    if not named_keys and q.first_person and reread and q.intent in ("value", "change"):
+        owner = ks.owner()  # "our ARR" asks about the company the vault is about
+        if owner:
+            named_keys = {owner["key"]}
+            q = replace(q, rules=(*q.rules, f"'we' read as {owner['name']}, the entity most claims are about"))
     notes: list[NoteResult] = base.notes
     moved: list[dict[str, str]] = []
     if reread:
-        notes, moved = _rerank(index, notes, ctx["claims"], ctx["chunk_claims"], q, cfg, filters, as_of, named_keys)
+        # the owner narrows which claims are about what is asked, but lifts nothing: its many timelines
+        # lifted stale notes ("what do we charge" promoted a 2024 snapshot), where a named entity's do not
+        notes, moved = _rerank(
+            index, notes, ctx["claims"], ctx["chunk_claims"], q, cfg, filters, as_of, named_keys, owner is None
+        )
     t2 = time.perf_counter()
     tokens, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
     graph = GraphReport(
@@ -215,10 +225,11 @@ def _rerank(
     filters: Filters | None,
     as_of: str | None,
     named: set[str],
+    lift: bool = True,
 ) -> tuple[list[NoteResult], list[dict[str, str]]]:
-    """Notes stating the value asked for first (`promote`, a note outside the results joins them only when no
-    folder, tag or date filter is set: it might not pass one); then notes whose claims about the subject are
-    outdated or not facts go below those that state it, read from `rows`, the claims of the first
+    """Notes stating the value asked for first (`promote` when `lift`; a note outside the results joins them
+    only when no folder, tag or date filter is set: it might not pass one); then notes whose claims about the
+    subject are outdated or not facts go below those that state it, read from `rows`, the claims of the first
     `rerank_depth` notes' chunks. Returns the ranking and what moved, with why."""
     note_of = {c.id: r.path for r in results[: cfg.rerank_depth] for c in r.chunks}
     if as_of:
@@ -231,7 +242,7 @@ def _rerank(
         for p, s in standings(relevant(rows, near, set(), cfg.claim_margin), near, as_of, note_of).items()
         if s.standing == "not_fact"
     }
-    if cfg.promote and q.intent in ("value", "change"):
+    if lift and cfg.promote and q.intent in ("value", "change"):
         ranked = [{**r, "asked": True} for r in rows]  # a ranked chunk's claims can lead too
         by_vector = cfg.lift_by_vector and q.lang in cfg.vector_languages
         leads = lead_claims(

@@ -89,6 +89,15 @@ NOW_RULES: dict[str, str] = {
     "zh": r"目前|现在|当前|最新|如今|还",
 }
 
+# words by which the asker speaks for the company the vault is about ("our ARR", "wie viel Cash hatten wir")
+FIRST_PERSON: dict[str, frozenset[str]] = {
+    "en": frozenset("we our ours us".split()),
+    "de": frozenset("wir unser unsere unserer unseren unserem unseres uns".split()),
+    "fr": frozenset("nous notre nos".split()),
+    "es": frozenset("nosotros nosotras nuestro nuestra nuestros nuestras".split()),
+}
+FIRST_PERSON_ZH = ("我们", "咱们", "我司")
+
 
 @dataclass(frozen=True)
 class Question:
@@ -102,6 +111,7 @@ class Question:
     intent: str  # one of INTENTS
     now: bool  # asks for the state now
     rules: tuple[str, ...] = field(default=())  # the rules that fired, for the output
+    first_person: bool = False  # speaks as "we": a question naming no entity asks about the vault's owner
 
     @property
     def period(self) -> DateRange | None:
@@ -156,4 +166,9 @@ def parse(text: str, today: dt.date | None = None) -> Question:
     rules += [r.reading() for r in ranges]
     # abbreviations are English ones: another language's words spelt out give no attribute's initials
     abbrev = initialisms(words, FUNCTION_WORDS["en"]) if lang == "en" else set()
-    return Question(text, lang, words, frozenset(stems(words) | abbrev), ranges, intent, now, tuple(rules))
+    we = (
+        any(p in text for p in FIRST_PERSON_ZH)
+        if lang == "zh"
+        else bool(set(words) & FIRST_PERSON.get(lang or "", set()))
+    )
+    return Question(text, lang, words, frozenset(stems(words) | abbrev), ranges, intent, now, tuple(rules), we)

@@ -198,6 +198,16 @@ def test_the_chunks_claims_come_in_the_same_read(built: Store) -> None:
     assert read([]) == []
 
 
+def test_read_maps_returns_what_read_does(built: Store) -> None:
+    """For a statement of maps, lists and values, the records as decoded equal data()'s copies."""
+    statement = (
+        "MATCH (e:Entity) WITH e ORDER BY e.key LIMIT 5 "
+        "RETURN e.key AS key, {name: e.name, aliases: e.aliases, n: [1, 2.5, null]} AS m"
+    )
+    rows = built.read(statement)
+    assert len(rows) == 5 and built.read_maps(statement) == rows
+
+
 def test_a_named_year_asks_for_the_value_then(built: Store) -> None:
     result = graph_search(
         SearchIndex(built),
@@ -241,3 +251,18 @@ def test_a_language_the_rules_do_not_read_keeps_hybrid_order(built: Store) -> No
     assert graph["question"]["language"] is None and graph["question"]["intent"] == "other"
     assert [r["path"] for r in graph["results"]] == [r["path"] for r in hybrid["results"]]
     assert graph["graph"]["reranked"] == [] and texts(graph)  # nothing moved, graph lines still added
+
+
+def test_we_reads_as_the_vaults_owner_for_a_value(built: Store) -> None:
+    """A value question that says "we" and names no entity asks about the owner (the entity most claims are
+    about): its outdated counts go below the current one; the owner lifts nothing, and a did-it-happen question
+    is not read that way."""
+    ks, index, private = KnowledgeStore(built), SearchIndex(built), Filters(include_private=True)
+    result = graph_search(index, ks, EMB, "How many customers do we have now?", filters=private).to_json()
+    assert "'we' read as Lumen Ledger Ltd, the entity most claims are about" in result["question"]["rules"]
+    demoted = [r for r in result["results"] if r.get("demoted")]
+    assert demoted and all("customer_count" in r["demoted"] for r in demoted)
+    assert not any(r.get("promoted") for r in result["results"])
+    assert result["results"][0]["path"] == "Company/Metrics/Metrics dashboard.md"
+    happened = graph_search(index, ks, EMB, "Did we ever open an office in Berlin?", filters=private).to_json()
+    assert not any("read as" in r for r in happened["question"]["rules"])

@@ -92,6 +92,7 @@ def test_hubs_and_canonical_notes(built: dict[str, Any], store: Store) -> None:
     assert "Lumen Ledger Ltd" in hubs and "Harrow Freight" not in hubs
     described = store.read("MATCH (e:Entity)-[:DESCRIBED_BY]->(n:Note) RETURN e.name AS e, n.path AS p ORDER BY e")
     assert {"e": "AutoMatch", "p": "wiki/entities/AutoMatch.md"} in described
+    assert KnowledgeStore(store).owner() == {"key": "thing:lumen ledger", "name": "Lumen Ledger Ltd"}  # "we"
 
 
 def test_an_override_wins(built: dict[str, Any], store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
