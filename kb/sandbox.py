@@ -126,6 +126,9 @@ class PublicStore(Store):
     def read(self, statement: str, **params: Any) -> list[dict[str, Any]]:
         return self.read_tx(lambda tx: [r.data() for r in tx.run(statement, params)])
 
+    def read_maps(self, statement: str, **params: Any) -> list[dict[str, Any]]:
+        return self.read_tx(lambda tx: [dict(r) for r in tx.run(statement, params)])
+
     def query_type(self, query: str, params: dict[str, Any]) -> str | None:
         """The planner's verdict on a query (EXPLAIN: nothing is read), in a read transaction of its own."""
         work = neo4j.unit_of_work(timeout=self.timeout_s, metadata=self._metadata())(
