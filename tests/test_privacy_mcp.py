@@ -442,3 +442,15 @@ def test_private_material_committed_during_a_call_is_never_returned(connection: 
 
         assert view.read_tx(work) == ["Public"] and len(calls) == 2
     assert store.read("MATCH (n:Note) RETURN count(n) AS n") == [{"n": 2}]
+
+
+def test_every_read_of_the_public_store_is_in_the_view(connection: Connection, store: Store) -> None:
+    """read_maps (graph search's read) hides private material as read does: it must not bypass the view."""
+    store.run(
+        "CREATE (:Note {path: 'People/a.md', title: 'Public', private: false}), "
+        "(:Note {path: 'Journal/b.md', title: 'Secret', private: true})"
+    )
+    titles = "MATCH (n:Note) RETURN n.title AS t ORDER BY t"
+    with PublicStore(connection, 30, [PRIVATE]) as view:
+        assert view.read(titles) == view.read_maps(titles) == [{"t": "Public"}]
+    assert store.read_maps(titles) == [{"t": "Public"}, {"t": "Secret"}]
