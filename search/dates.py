@@ -24,8 +24,12 @@ LAST_QUARTER = re.compile(
 )
 THIS_QUARTER = re.compile(r"(?i)\b(this quarter|dieses quartal|ce trimestre|este trimestre)\b|本季度|这个季度")
 LAST_YEAR = re.compile(r"(?i)\b(last year|letzte[sn]? jahr|l'année dernière|el año pasado)\b|去年")
-# "mid-2023", "Mitte 2023", "mi-2023", "2023年年中": the middle of a year, read as June (the half-year's end)
-MID_YEAR = re.compile(r"(?i)\b(?:mid-?|mitte\s+|mi-)((?:19|20)\d\d)(?!\d)|((?:19|20)\d\d)年年?中")
+# "mid-2023", "halfway through 2023", "the middle of 2023", "Mitte 2023", "mi-2023", "2023年年中": the middle of
+# a year, read as June (the half-year's end)
+MID_YEAR = re.compile(
+    r"(?i)\b(?:mid-?|(?:half|mid)way through\s+|middle of\s+|mitte\s+|mi-)((?:19|20)\d\d)(?!\d)|"
+    r"((?:19|20)\d\d)年年?中"
+)
 # "the fourth quarter of 2024", "Q4" spelt out: ordinal + quarter word + a year (or "last year"/"this year")
 _YEAR_REF = r"((?:19|20)\d\d|last year|this year|letzte[sn]? jahr|dieses jahr|l'année dernière|cette année)"
 ORDINAL_QUARTER = re.compile(
