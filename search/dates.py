@@ -35,7 +35,7 @@ _YEAR_REF = r"((?:19|20)\d\d|last year|this year|letzte[sn]? jahr|dieses jahr|l'
 ORDINAL_QUARTER = re.compile(
     r"(?i)\b(first|1st|second|2nd|third|3rd|fourth|4th|final|last|erste[sn]?|zweite[sn]?|dritte[sn]?|vierte[sn]?|"
     r"letzte[sn]?|premier|deuxième|second|troisième|quatrième|dernier|primer|segundo|tercer|cuarto|último|"
-    r"[1-4]\.)\s+(?:quarter|quartal|trimestre)\s+(?:of\s+|in\s+|de\s+|del\s+)?" + _YEAR_REF
+    r"[1-4]\.)\s+(?:quarter|quartals?|trimestre)\s+(?:of\s+|in\s+|de\s+|del\s+)?" + _YEAR_REF
 )
 ORDINALS = {
     **dict.fromkeys(("first", "1st", "erste", "erstes", "ersten", "premier", "primer", "1."), 1),

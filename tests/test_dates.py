@@ -44,6 +44,7 @@ def read(text: str, lang: str | None = "en") -> list[str]:
         ("Sales in the third quarter of last year", "en", ["third quarter of last year=2025-07-01..2025-09-30"]),
         ("Umsatz im vierten Quartal 2024", "de", ["vierten Quartal 2024=2024-10-01..2024-12-31"]),
         ("Umsatz im 2. Quartal 2025", "de", ["2. Quartal 2025=2025-04-01..2025-06-30"]),
+        ("Kunden am Ende des ersten Quartals 2026?", "de", ["ersten Quartals 2026=2026-01-01..2026-03-31"]),
         ("Le chiffre du premier trimestre 2025 ?", "fr", ["premier trimestre 2025=2025-01-01..2025-03-31"]),
         ("Ventas del cuarto trimestre de 2023", "es", ["cuarto trimestre de 2023=2023-10-01..2023-12-31"]),
         ("How many shops in H2 2025?", "en", ["H2 2025=2025-07-01..2025-12-31"]),
