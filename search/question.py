@@ -164,8 +164,10 @@ def parse(text: str, today: dt.date | None = None) -> Question:
     if now:
         rules.append("asks for the state now")
     rules += [r.reading() for r in ranges]
-    # abbreviations are English ones: another language's words spelt out give no attribute's initials
-    abbrev = initialisms(words, FUNCTION_WORDS["en"]) if lang == "en" else set()
+    # abbreviations are English ones, spelt out in English words, which other languages borrow ("die Net Revenue
+    # Retention", "的 Annual Recurring Revenue"): only runs of ASCII words count, the language's own small words
+    # left out
+    abbrev = initialisms(words, FUNCTION_WORDS["en"] | FUNCTION_WORDS.get(lang, frozenset())) if lang else set()
     we = (
         any(p in text for p in FIRST_PERSON_ZH)
         if lang == "zh"
