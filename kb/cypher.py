@@ -749,7 +749,8 @@ def graph_context(vectors: bool) -> str:
     to the question travel); with $two_hops, two hops over the $types from the named entities (never through
     a hub); and claims: those whose attribute stems the question asks for ($per_entity each,
     whole timelines) plus the $others most similar to it; and what re-ranking reads of the claims of the
-    $claim_chunk_ids (_chunk_claims). Private evidence and claims only with $private.
+    $claim_chunk_ids (_chunk_claims), and the entity the vault is about (owner_entity), if any. Private
+    evidence and claims only with $private.
     One statement: on two cores, splitting it into halves run side by side measured slower, and a second
     statement for the chunks' claims cost a round trip (~1 ms) and its rows' decoding. The USING INDEX
     hints make the planner seek the keys and chunk ids it is given: without them it scanned every entity per
@@ -831,7 +832,9 @@ def graph_context(vectors: bool) -> str:
         + asked
         + others
         + _chunk_claims(vectors)
-        + "RETURN named, seeds, links, hops, asked + others AS claims, chunk_claims"
+        + "CALL () { MATCH (o:OwnerEntity) WITH o ORDER BY o.key LIMIT 1 "
+        "RETURN collect({key: o.key, name: o.name}) AS owner } "
+        "RETURN named, seeds, links, hops, asked + others AS claims, chunk_claims, owner"
     )
 
 

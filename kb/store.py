@@ -410,7 +410,8 @@ class KnowledgeStore:
     ) -> dict[str, list[dict[str, Any]]]:
         """The entities a question names (found by `words`) and seeds, their links, typed two-hop links and
         claims, and (`chunk_claims`) each of `claim_chunk_ids`' `per_chunk` claims nearest `qvec` and those of
-        an attribute named by `claim_stems`: in one round trip."""
+        an attribute named by `claim_stems`, and the vault's `owner` (owner(), as a list of none or one): in one
+        round trip."""
         vectors = qvec is not None and self.has_line_index()
         row = self.store.read_maps(
             cypher.graph_context(vectors),
@@ -434,7 +435,7 @@ class KnowledgeStore:
             per_chunk=per_chunk,
             claim_fetch=300,
         )[0]
-        return {k: row[k] for k in ("named", "seeds", "links", "hops", "claims", "chunk_claims")}
+        return {k: row[k] for k in ("named", "seeds", "links", "hops", "claims", "chunk_claims", "owner")}
 
     def chunk_dates(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return {r["id"]: r for r in self.store.read(cypher.chunk_dates(), ids=list(ids))}

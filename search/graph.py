@@ -171,7 +171,7 @@ def graph_search(
     named_keys = {e["key"] for e in named}
     owner = None
     if not named_keys and q.first_person and reread and q.intent in ("value", "change"):
-        owner = ks.owner()  # "our ARR" asks about the company the vault is about
+        owner = ctx["owner"][0] if ctx["owner"] else None  # "our ARR" asks about the company the vault is about
         if owner:
             named_keys = {owner["key"]}
             q = replace(q, rules=(*q.rules, f"'we' read as {owner['name']}, the entity most claims are about"))

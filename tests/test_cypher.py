@@ -39,7 +39,7 @@ def test_graph_context_reads_only_known_parameters() -> None:
     with_vectors, without = cypher.graph_context(True), cypher.graph_context(False)
     assert params(with_vectors) <= GRAPH_PARAMS and params(without) <= GRAPH_PARAMS - {"fetch", "claim_fetch"}
     assert cypher.CLAIM_LINE_INDEX in with_vectors and cypher.CLAIM_LINE_INDEX not in without
-    assert with_vectors.endswith("RETURN named, seeds, links, hops, asked + others AS claims, chunk_claims")
+    assert with_vectors.endswith("RETURN named, seeds, links, hops, asked + others AS claims, chunk_claims, owner")
 
 
 def test_graph_context_never_passes_through_a_hub_and_hides_private_evidence() -> None:
