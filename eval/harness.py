@@ -107,6 +107,7 @@ def graph_mode(
     mode: str = "graph",
     current: bool = False,
     today: dt.date | None = None,
+    ai_chat_folders: tuple[str, ...] | None = None,
 ) -> Mode:
     """Graph search's ranked notes; graph lines first (within their share), then the chunks. `current` leaves
     outdated claims out of the lines (kb search --current); `today` anchors the questions' relative dates."""
@@ -123,6 +124,7 @@ def graph_mode(
             preset=preset,
             current=current,
             today=today,
+            ai_chat_folders=ai_chat_folders,
         )
         latency = (time.perf_counter() - t0) * 1e3
         lines = [ContextBlock(ln.path, ln.text) for ln in res.lines]

@@ -329,7 +329,17 @@ class KbTools:
         asked = question[:MAX_QUESTION_CHARS]
         with store.view():
             require_built_by(store, emb, "set KB_EMBEDDER or run `kb refresh --reembed`")
-            result = run_search(store, emb, asked, mode, k, filters, as_of=as_of, current=current)
+            result = run_search(
+                store,
+                emb,
+                asked,
+                mode,
+                k,
+                filters,
+                as_of=as_of,
+                current=current,
+                ai_chat_folders=self.cfg.ai_chat_folders,
+            )
         echo = question if len(question) <= ECHO_CHARS else question[:ECHO_CHARS] + "…"
         payload: dict[str, Any] = {"query": echo, "mode": result.mode, "filters": result.filters}
         if len(question) > MAX_QUESTION_CHARS:

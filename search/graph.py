@@ -16,7 +16,7 @@ from kb.search.current import as_of_rows, current_only, lead_claims, promote
 from kb.search.hybrid import MAX_TERM_CHARS, Filters, hybrid_search, notes_for_chunks, question_vector
 from kb.search.lines import Line, claim_lines, link_line
 from kb.search.question import Question, parse
-from kb.search.rerank import demote, relevant, standings
+from kb.search.rerank import demote, relevant, standings, unread_chats
 from kb.search.results import GraphReport, NoteResult, QuestionReading, SearchResult
 from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
@@ -77,6 +77,9 @@ class GraphConfig:
     # or Chinese question's nearest lines are noise (measured: wrong notes lifted), so they match by stems only
     # (none): their value questions keep hybrid's order; did-it-happen questions are re-read in any language
     vector_languages: tuple[str, ...] = ("en",)
+    # saved AI conversations (the config's ai_chat_folders): one the knowledge layer holds no claim of (triaged
+    # out, or nothing recorded) is a suggestion, unless the question asks about the AI
+    ai_chat_folders: tuple[str, ...] = ("ChatGPT",)
     # lines earn their tokens, beside dropping an unpinned line whose own chunk is surely in the context:
     read_notes: bool = True  # ... an unpinned line citing a note whose chunks are surely there
     read_current: bool = True  # ... a pinned current value (no conflict) whose own chunk is surely there: an older
@@ -269,6 +272,7 @@ def _rerank(
         return results, []
     margin = cfg.claim_margin if q.lang in cfg.vector_languages or q.intent == "happened" else None
     stand = {**hearsay, **standings(relevant(rows, q, named, margin), q, as_of, note_of)}
+    stand.update(unread_chats(results[: cfg.rerank_depth], stand, rows, note_of, q, cfg.ai_chat_folders))
     results = demote(results, stand, cfg.anchor_depth, cfg.max_drop)
     moved = [{"path": r.path, "why": why} for r in results for why in (r.promoted, r.demoted) if why]
     return results, moved

@@ -27,10 +27,11 @@ def run_search(
     as_of: str | None = None,
     current: bool = False,
     today: dt.date | None = None,
+    ai_chat_folders: tuple[str, ...] | None = None,
 ) -> SearchResult:
     """Search in the given mode; `auto` routes by rules and says why. `as_of` (YYYY-MM-DD) keeps notes written
     by then and reads claims as they stood; `current` leaves outdated claims out of the graph lines; `today`
-    anchors relative dates in the question."""
+    anchors relative dates in the question; `ai_chat_folders` (the config's) say which notes are saved AI chats."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
     # plain hybrid search reads no question (reading dates loads dateparser, about 0.4 s in a fresh process)
@@ -50,6 +51,8 @@ def run_search(
         cfg = PRESETS.get(preset, GraphConfig())
         if cfg.k != k:
             cfg = replace(cfg, k=k)
+        if ai_chat_folders is not None:
+            cfg = replace(cfg, ai_chat_folders=ai_chat_folders)
         result = graph_search(index, KnowledgeStore(store), embedder, q, cfg, filters, as_of, current)
     else:
         result = hybrid_search(index, embedder, question, k=k, filters=filters)

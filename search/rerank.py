@@ -186,6 +186,36 @@ def standings(
     return out
 
 
+# words by which a question asks about what an AI said (then a saved chat is the evidence, not a suggestion)
+ASKS_THE_AI = frozenset("ai ki ia chatgpt gpt claude llm gemini copilot chatbot assistant".split())
+
+
+def in_folders(path: str, folders: tuple[str, ...]) -> bool:
+    """Whether a note path lies in one of `folders` (or below it)."""
+    return any(path.startswith(f.rstrip("/") + "/") for f in folders if f)
+
+
+def unread_chats(
+    results: list[NoteResult],
+    stand: dict[str, Standing],
+    rows: list[dict[str, Any]],
+    note_of: dict[str, str],
+    q: Question,
+    folders: tuple[str, ...],
+) -> dict[str, Standing]:
+    """Saved AI chats among `results` whose shown chunks support no claim at all: what they hold is the AI's
+    suggestions (the extractor triaged them out, or found nothing to record), so they stand as "not_fact";
+    none when the question names the AI or an AI-chat folder."""
+    if set(q.words) & (ASKS_THE_AI | {f.lower() for f in folders}):
+        return {}
+    read = {note_of.get(str(r.get("chunk") or ""), r["claim"]["note_path"]) for r in rows}
+    return {
+        r.path: Standing(r.path, "not_fact", "a saved AI chat, no facts recorded")
+        for r in results
+        if r.path not in stand and r.path not in read and in_folders(r.path, folders)
+    }
+
+
 def demote(
     results: list[NoteResult], stand: dict[str, Standing], depth: int = 100, max_drop: int = 100
 ) -> list[NoteResult]:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -266,3 +268,20 @@ def test_we_reads_as_the_vaults_owner_for_a_value(built: Store) -> None:
     assert result["results"][0]["path"] == "Company/Metrics/Metrics dashboard.md"
     happened = graph_search(index, ks, EMB, "Did we ever open an office in Berlin?", filters=private).to_json()
     assert not any("read as" in r for r in happened["question"]["rules"])
+
+
+def test_the_configured_ai_chat_folders_reach_graph_search(built: Store) -> None:
+    """kb search reads ai_chat_folders from the config (the re-ranking's saved-chat rule); run_search takes them."""
+    result = run_search(built, EMB, CHAIN, "graph", ai_chat_folders=("Chats", "Claude")).to_json()
+    assert result["graph"]["config"]["ai_chat_folders"] == ("Chats", "Claude")
+    config = Path(os.environ["KB_HOME"]) / "config.toml"
+    before = config.read_text(encoding="utf-8") if config.exists() else None
+    try:
+        config.write_text((before or "") + '\nai_chat_folders = ["Claude chats"]\n', encoding="utf-8")
+        out = CliRunner().invoke(cli, ["search", CHAIN, "--mode", "graph", "--json"])
+        assert json.loads(out.output)["graph"]["config"]["ai_chat_folders"] == ["Claude chats"], out.output
+    finally:
+        if before is None:
+            config.unlink()
+        else:
+            config.write_text(before, encoding="utf-8")

@@ -11,7 +11,7 @@ from result_helpers import ranked
 
 from kb.search.current import as_of_rows, current_only, lead_claims
 from kb.search.question import parse
-from kb.search.rerank import demote, relevant, standing, standings
+from kb.search.rerank import demote, relevant, standing, standings, unread_chats
 
 TODAY = dt.date(2026, 12, 1)
 CHAIN = "thing:crumb"
@@ -269,3 +269,21 @@ def test_a_fact_a_capped_demotion_leaves_below_is_lifted_past_it() -> None:
     uncapped = demote(results, stand, max_drop=10)  # the chat drops below the fact: nothing is lifted
     assert [r.path for r in uncapped] == ["about.md", "menu.md", "other.md", "q3-2026.md", "ai-chat.md", "tail.md"]
     assert demote(results, stand, depth=3) == results  # no note stating the fact among the first 3: nothing moves
+
+
+def test_a_saved_ai_chat_with_no_recorded_claim_is_a_suggestion() -> None:
+    """A chat the extractor recorded nothing of stands as "not_fact" (and goes below the fact), unless the
+    question asks about the AI; a chat with claims, or a note outside the chat folders, is read by its claims."""
+    q = parse("How many stores does Crumb run today?", TODAY)
+    results = ranked("Chats/2025-02-01 store ideas.md", "q3-2026.md", "Chats/2025-03-01 menu.md", "notes.md")
+    rows = [row("31", "q3-2026.md", "2026-09-30", current=True), row("9", "Chats/2025-03-01 menu.md", "2025-03-01")]
+    note_of = {r["chunk"]: r["claim"]["note_path"] for r in rows}
+    stand = standings(rows, q, None, note_of)
+    chats = unread_chats(results, stand, rows, note_of, q, ("Chats",))
+    assert {p: s.standing for p, s in chats.items()} == {"Chats/2025-02-01 store ideas.md": "not_fact"}
+    out = demote(results, {**stand, **chats})
+    assert [r.path for r in out][:2] == ["q3-2026.md", "Chats/2025-02-01 store ideas.md"]
+    assert "a saved AI chat" in (out[1].demoted or "")
+    asked = parse("Which store ideas did ChatGPT suggest?", TODAY)
+    assert unread_chats(results, stand, rows, note_of, asked, ("Chats",)) == {}
+    assert unread_chats(results, stand, rows, note_of, q, ("Elsewhere",)) == {}

@@ -138,17 +138,18 @@ def run(
                 "add --refresh (or run `kb refresh --vault` first)"
             )
         index = SearchIndex(st)
+        chats = cfg.ai_chat_folders
         builders: dict[str, Callable[[], Mode]] = {
             "hybrid": lambda: hybrid_mode(index, emb),
             "flat": lambda: flat_mode(index, emb),
             "keyword": lambda: hybrid_mode(index, emb, FUSION_PRESETS["keyword"]),
             "vector": lambda: hybrid_mode(index, emb, FUSION_PRESETS["vector"]),
             "naive": lambda: naive_mode(NaiveIndex(cfg, emb)),
-            "graph": lambda: graph_mode(st, emb, today=day),
-            "auto": lambda: graph_mode(st, emb, mode="auto", today=day),
-            "graph-notrim": lambda: graph_mode(st, emb, preset="no-trim", today=day),
-            "graph-nopromote": lambda: graph_mode(st, emb, preset="no-promote", today=day),
-            "graph-current": lambda: graph_mode(st, emb, current=True, today=day),
+            "graph": lambda: graph_mode(st, emb, today=day, ai_chat_folders=chats),
+            "auto": lambda: graph_mode(st, emb, mode="auto", today=day, ai_chat_folders=chats),
+            "graph-notrim": lambda: graph_mode(st, emb, preset="no-trim", today=day, ai_chat_folders=chats),
+            "graph-nopromote": lambda: graph_mode(st, emb, preset="no-promote", today=day, ai_chat_folders=chats),
+            "graph-current": lambda: graph_mode(st, emb, current=True, today=day, ai_chat_folders=chats),
         }
         table: dict[str, Mode] = {m: builders[m]() for m in names}
         with Bars(quiet=as_json).step("questions", len(qs)) as advance:

@@ -68,7 +68,9 @@ def search_cmd(
     with store(cfg) as st:
         emb = make_embedder(cfg)
         require_built_by(st, emb, "run `kb refresh --reembed` or set --embedder")
-        result = run_search(st, emb, question, mode, k, filters, preset, as_of, current)
+        result = run_search(
+            st, emb, question, mode, k, filters, preset, as_of, current, ai_chat_folders=cfg.ai_chat_folders
+        )
     if as_json:
         emit_json(result.to_json())
         return
