@@ -11,7 +11,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from kb.embed import Embedder
+from kb.embed import Embedder, vector_languages
 from kb.search.current import as_of_rows, current_only, lead_claims, promote
 from kb.search.hybrid import MAX_TERM_CHARS, Filters, hybrid_search, notes_for_chunks, question_vector
 from kb.search.lines import Line, claim_lines, link_line
@@ -76,7 +76,7 @@ class GraphConfig:
     # languages whose questions are matched to claim attributes by vector: with an English-trained embedder a German
     # or Chinese question's nearest lines are noise (measured: wrong notes lifted), so they match by stems only
     # (none): their value questions keep hybrid's order; did-it-happen questions are re-read in any language
-    vector_languages: tuple[str, ...] = ("en",)
+    vector_languages: tuple[str, ...] | None = None  # None: the embedder's (kb.embed.vector_languages)
     # saved AI conversations (the config's ai_chat_folders): one the knowledge layer holds no claim of (triaged
     # out, or nothing recorded) is a suggestion, unless the question asks about the AI
     ai_chat_folders: tuple[str, ...] = ("ChatGPT",)
@@ -126,6 +126,8 @@ def graph_search(
     """Hybrid results plus trimmed graph lines within one token budget; byte-for-byte deterministic. With
     `as_of`, claims are read as they stood that day; with `current`, outdated claims are left out."""
     q = question if isinstance(question, Question) else parse(question)
+    if cfg.vector_languages is None:
+        cfg = replace(cfg, vector_languages=vector_languages(embedder))
     t0 = time.perf_counter()
     qvec = question_vector(embedder, q.text)
     base = hybrid_search(index, embedder, q.text, k=cfg.k, filters=filters, qvec=qvec)
@@ -247,7 +249,7 @@ def _rerank(
     }
     if lift and cfg.promote and q.intent in ("value", "change"):
         ranked = [{**r, "asked": True} for r in rows]  # a ranked chunk's claims can lead too
-        by_vector = cfg.lift_by_vector and q.lang in cfg.vector_languages
+        by_vector = cfg.lift_by_vector and q.lang in (cfg.vector_languages or ())
         leads = lead_claims(
             claims + ranked,
             named,
@@ -270,7 +272,7 @@ def _rerank(
         )
     if not cfg.rerank:
         return results, []
-    margin = cfg.claim_margin if q.lang in cfg.vector_languages or q.intent == "happened" else None
+    margin = cfg.claim_margin if q.lang in (cfg.vector_languages or ()) or q.intent == "happened" else None
     stand = {**hearsay, **standings(relevant(rows, q, named, margin), q, as_of, note_of)}
     stand.update(unread_chats(results[: cfg.rerank_depth], stand, rows, note_of, q, cfg.ai_chat_folders))
     results = demote(results, stand, cfg.anchor_depth, cfg.max_drop)

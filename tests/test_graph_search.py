@@ -285,3 +285,13 @@ def test_the_configured_ai_chat_folders_reach_graph_search(built: Store) -> None
             config.unlink()
         else:
             config.write_text(before, encoding="utf-8")
+
+
+def test_graph_search_takes_its_vector_languages_from_the_embedder(built: Store) -> None:
+    """The offline model reads English only: a German question is matched by stems (shown in the config)."""
+    result = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, "Wie viele Kunden hat Lumen Ledger?")
+    assert result.to_json()["graph"]["config"]["vector_languages"] == ("en",)
+    chosen = graph_search(
+        SearchIndex(built), KnowledgeStore(built), EMB, CHAIN, replace(GraphConfig(), vector_languages=("de",))
+    )
+    assert chosen.to_json()["graph"]["config"]["vector_languages"] == ("de",)  # a preset may set them

@@ -158,3 +158,16 @@ def test_unknown_model_dimensions_come_from_a_probe() -> None:
         calls = standin.calls("/api/embed")
         assert len(calls) == 1 and calls[0].body["model"] == "tiny-embed:v1"
         assert emb.embed_query("q") == vector_for("q", 16)
+
+
+def test_a_multilingual_model_reads_questions_in_every_language_the_rules_read() -> None:
+    """Graph search matches a German or Chinese question to claim lines by vector only with a multilingual model
+    (bge-m3, the default); an English model keeps other languages to stems; no embedder, no vector matching."""
+    from kb.embed import QUESTION_LANGUAGES, vector_languages
+    from kb.embed.onnx import OnnxEmbedder
+
+    assert vector_languages(OllamaEmbedder("bge-m3")) == QUESTION_LANGUAGES
+    assert vector_languages(OllamaEmbedder("bge-m3:latest")) == QUESTION_LANGUAGES
+    assert vector_languages(OllamaEmbedder("nomic-embed-text")) == ("en",)
+    assert vector_languages(OnnxEmbedder()) == ("en",)
+    assert vector_languages(None) == ()

@@ -28,6 +28,34 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> list[float]: ...
 
 
+# models that place a question and a passage in different languages near each other (bge-m3: 100+ languages);
+# any other model is taken to read English only, so a question in another language is not matched by vector
+MULTILINGUAL_MODELS = frozenset(
+    {
+        "bge-m3",
+        "multilingual-e5-small",
+        "multilingual-e5-base",
+        "multilingual-e5-large",
+        "snowflake-arctic-embed2",
+        "paraphrase-multilingual",
+        "granite-embedding:278m",
+        "jina-embeddings-v3",
+    }
+)
+QUESTION_LANGUAGES = ("en", "de", "fr", "es", "zh")  # the languages kb's question rules read
+
+
+def vector_languages(embedder: Embedder | None) -> tuple[str, ...]:
+    """The question languages whose vectors mean something next to the vault's: all those the question rules
+    read for a multilingual model, English for any other (and none without an embedder)."""
+    if embedder is None:
+        return ()
+    name = embedder.model_name.lower()
+    if name in MULTILINGUAL_MODELS or name.split(":")[0] in MULTILINGUAL_MODELS:
+        return QUESTION_LANGUAGES
+    return ("en",)
+
+
 def make_embedder(cfg: Config) -> Embedder:
     """The configured embedder: `ollama:MODEL` or `onnx:minilm`."""
     backend, _, model = cfg.embedder.partition(":")
