@@ -27,6 +27,21 @@ def require_built_by(store: Store, embedder: Embedder, fix: str) -> None:
         )
 
 
+def line_embedder(store: Store, embedder: Embedder) -> Embedder | None:
+    """The embedder for a knowledge rebuild's claim and link lines: none when the graph holds no vectors yet,
+    this one when it built them, else an error (the layer would be written with no line vectors, and graph
+    search would lose every line similarity until the next refresh)."""
+    built = store.get_meta("embedder").get("identity")
+    if not built:
+        return None
+    if built != embedder.identity:
+        raise EmbedderError(
+            f"the graph's vectors were made by {built} but the configured embedder is {embedder.identity}: set "
+            "KB_EMBEDDER (or `embedder` in the kb config) to the one that made them, or run `kb refresh --reembed`"
+        )
+    return embedder
+
+
 class EmbedStep:
     """Embeds every :Pending passage; an interrupted run resumes at the first unstored batch."""
 

@@ -147,3 +147,18 @@ def test_a_layer_deleted_but_not_rewritten_is_rewritten_next_run(built: dict[str
     again = invoke("refresh")["knowledge"]
     assert again["rebuilt"] and again["counts"] == built["counts"]
     assert dump(store) == before
+
+
+def test_a_rebuild_keeps_the_line_vectors_or_refuses(
+    built: dict[str, Any], store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rebuilt with the embedder that made the graph's vectors, every claim keeps its line vector; with another
+    one configured, the rebuild stops with the fix instead of writing a layer without them."""
+    lines = "MATCH (c:Claim) RETURN count(c.line_vec) = count(c) AND count(c) > 0 AS all_have"
+    invoke("rebuild-entities")
+    assert one(store, lines) is True
+    monkeypatch.setenv("KB_EMBEDDER", "ollama:bge-m3")
+    result = CliRunner().invoke(cli, ["rebuild-entities", "--json"])
+    assert result.exit_code != 0 and "the graph's vectors were made by onnx:" in result.output, result.output
+    assert "KB_EMBEDDER" in result.output
+    assert one(store, lines) is True  # nothing was rewritten

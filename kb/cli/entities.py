@@ -10,7 +10,7 @@ import click
 
 from kb.cli.common import config, emit_json, json_option, stdin_is_tty, store
 from kb.embed import make_embedder
-from kb.embeddings import built_by
+from kb.embeddings import line_embedder
 from kb.errors import ConfigError
 from kb.extract.backends import make_extractor
 from kb.extract.lookup import pick
@@ -27,7 +27,7 @@ def rebuild_entities(as_json: bool) -> None:
     cfg = config()
     with store(cfg) as st:
         emb = make_embedder(cfg)
-        result = rebuild(st, cfg, emb if built_by(st, emb) else None)
+        result = rebuild(st, cfg, line_embedder(st, emb))
     if as_json:
         emit_json(result.to_json())
     else:
@@ -55,7 +55,7 @@ def retype_cmd(yes: bool, as_json: bool) -> None:
         result = rebuild(
             st,
             cfg,
-            emb if built_by(st, emb) else None,
+            line_embedder(st, emb),
             extractor,
             retype=True,
             policy=policy_for(cfg, yes, False, confirm),
