@@ -10,7 +10,10 @@ from collections.abc import Iterable, Sequence
 
 STOP = frozenset(
     "what when who how did does do is was were the a an of for to in on our we my has have "
-    "and or it its this that with by at from change changed over time".split()
+    "and or it its this that with by at from change changed over time "
+    # small words a question and an attribute share without being about the same thing ("price per seat"
+    # asked for every *_per_month timeline; "how many" for any *_many)
+    "per many much than into about each are which there".split()
 )
 # attribute words too general to say what a claim is about on their own
 GENERIC_ATTR = frozenset("count date status amount value number rate total name type level share".split())

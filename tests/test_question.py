@@ -100,3 +100,13 @@ def test_router_reads_the_typed_question() -> None:
     assert route("Who introduced us to Kestrel?")[0] == "graph"  # the English phrase rules still apply
     assert route(parse("What does Halden do?", TODAY), as_of="2024-01-01") == ("graph", "claims as of a date")
     assert route(parse("What does Halden do?", TODAY), current=True) == ("graph", "current claims only")
+
+
+def test_small_shared_words_ask_for_no_attribute() -> None:
+    """ "price per seat" asks for the price and the seat, not for every *_per_month timeline ("per" pinned
+    Crane's meeting_hours_per_month and 20 more lines for a question about its seat price)."""
+    from kb.words import attribute_stems
+
+    assert attribute_stems("tickets_per_month") == ["month", "ticket"]
+    q = parse("How many seats did the bakery sign for, and at what price per seat?", TODAY)
+    assert {"seat", "price", "bakery"} <= q.stems and not {"per", "many"} & q.stems
