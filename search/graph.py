@@ -183,10 +183,11 @@ def graph_search(
     notes: list[NoteResult] = base.notes
     moved: list[dict[str, str]] = []
     if reread:
-        # the owner narrows which claims are about what is asked, but lifts nothing: its many timelines
-        # lifted stale notes ("what do we charge" promoted a 2024 snapshot), where a named entity's do not
+        # the owner narrows which claims are about what is asked; it lifts notes only for a value in a named
+        # period: for "now" its many timelines lifted stale notes ("what do we charge" promoted a 2024 snapshot)
+        lift = owner is None or q.period is not None
         notes, moved = _rerank(
-            index, notes, ctx["claims"], ctx["chunk_claims"], q, cfg, filters, as_of, named_keys, owner is None
+            index, notes, ctx["claims"], ctx["chunk_claims"], q, cfg, filters, as_of, named_keys, lift
         )
     t2 = time.perf_counter()
     tokens, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))

@@ -257,8 +257,8 @@ def test_a_language_the_rules_do_not_read_keeps_hybrid_order(built: Store) -> No
 
 def test_we_reads_as_the_vaults_owner_for_a_value(built: Store) -> None:
     """A value question that says "we" and names no entity asks about the owner (the entity most claims are
-    about): its outdated counts go below the current one; the owner lifts nothing, and a did-it-happen question
-    is not read that way."""
+    about): its outdated counts go below the current one; for "now" the owner lifts nothing (for a named period
+    it does), and a did-it-happen question is not read that way."""
     ks, index, private = KnowledgeStore(built), SearchIndex(built), Filters(include_private=True)
     result = graph_search(index, ks, EMB, "How many customers do we have now?", filters=private).to_json()
     assert "'we' read as Lumen Ledger Ltd, the entity most claims are about" in result["question"]["rules"]
@@ -268,6 +268,11 @@ def test_we_reads_as_the_vaults_owner_for_a_value(built: Store) -> None:
     assert result["results"][0]["path"] == "Company/Metrics/Metrics dashboard.md"
     happened = graph_search(index, ks, EMB, "Did we ever open an office in Berlin?", filters=private).to_json()
     assert not any("read as" in r for r in happened["question"]["rules"])
+    # for a value in a named period the owner's timeline does lift the note stating it, with its chunk
+    dated = graph_search(index, ks, EMB, "How many customers did we have at the end of 2023?", filters=private)
+    top = dated.to_json()["results"][0]
+    assert top["promoted"] == "states the value as of 2023-12-31"
+    assert "| 2023-12-31 | 133 |" in " ".join(c["text"] for c in top["chunks"])
 
 
 def test_the_configured_ai_chat_folders_reach_graph_search(built: Store) -> None:
