@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from kb.config import DEFAULT_EXTRACTOR
+from kb.config import DEFAULT_EXTRACTOR, in_folder
 from kb.errors import ConfigError
 from kb.extract.backends import AnthropicExtractor, Extractor
 from kb.extract.batch import BatchQueue
@@ -74,10 +74,6 @@ class Policy:
     batch: bool = False  # submit to the Message Batches API instead of calling now
 
 
-def _in(folder: str, folders: tuple[str, ...]) -> bool:
-    return any(folder == f or folder.startswith(f.rstrip("/") + "/") for f in folders)
-
-
 def chunk_text(chunk: dict[str, Any]) -> str:
     return f"{chunk['breadcrumb']}\n{chunk['text']}"
 
@@ -86,7 +82,7 @@ def conversations(chunks: list[dict[str, Any]], folders: tuple[str, ...]) -> dic
     """Saved AI chats, one per note, with their chunks in reading order."""
     out: dict[str, list[dict[str, Any]]] = {}
     for c in chunks:
-        if _in(c["folder"], folders):
+        if in_folder(c["folder"], folders):
             out.setdefault(c["path"], []).append(c)
     return {p: sorted(cs, key=lambda c: c["ord"]) for p, cs in sorted(out.items())}
 
@@ -111,7 +107,7 @@ class KnowledgeRun:
 
     def allowed(self, chunk: dict[str, Any]) -> bool:
         """A private chunk goes only to a local extractor, or to a remote one for an opted-in folder."""
-        return not chunk["private"] or not self.remote or _in(chunk["folder"], self.policy.private_optin)
+        return not chunk["private"] or not self.remote or in_folder(chunk["folder"], self.policy.private_optin)
 
     def queue(self) -> BatchQueue | None:
         """The batches in flight, when the extractor speaks the Message Batches API."""

@@ -86,6 +86,12 @@ class Config:
         return self.vault
 
 
+def in_folder(folder: str, folders: tuple[str, ...]) -> bool:
+    """Whether a note's folder is one of the configured `folders` or lies below one (a trailing slash in the
+    config does not matter)."""
+    return any(folder == g or (g and folder.startswith(g + "/")) for g in (f.rstrip("/") for f in folders))
+
+
 def default_home() -> Path:
     return Path(os.environ.get("KB_HOME") or Path.home() / ".kb").expanduser()
 

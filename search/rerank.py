@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kb.config import in_folder
 from kb.search.question import Question
 from kb.search.results import NoteResult
 
@@ -190,11 +191,6 @@ def standings(
 ASKS_THE_AI = frozenset("ai ki ia chatgpt gpt claude llm gemini copilot chatbot assistant".split())
 
 
-def in_folders(path: str, folders: tuple[str, ...]) -> bool:
-    """Whether a note path lies in one of `folders` (or below it)."""
-    return any(path.startswith(f.rstrip("/") + "/") for f in folders if f)
-
-
 def unread_chats(
     results: list[NoteResult],
     stand: dict[str, Standing],
@@ -212,7 +208,7 @@ def unread_chats(
     return {
         r.path: Standing(r.path, "not_fact", "a saved AI chat, no facts recorded")
         for r in results
-        if r.path not in stand and r.path not in read and in_folders(r.path, folders)
+        if r.path not in stand and r.path not in read and in_folder(r.path.rpartition("/")[0], folders)
     }
 
 

@@ -168,3 +168,12 @@ def test_the_default_extractor_is_written_once() -> None:
     sources = [p for folder in ("kb", "extract", "search", "eval") for p in (REPO / folder).rglob("*.py")]
     holders = sorted(str(p.relative_to(REPO)) for p in sources if DEFAULT_EXTRACTOR in p.read_text(encoding="utf-8"))
     assert holders == ["kb/config.py"]
+
+
+def test_a_folder_is_in_the_configured_folders_or_below_one() -> None:
+    from kb.config import in_folder
+
+    assert in_folder("ChatGPT", ("ChatGPT",)) and in_folder("ChatGPT/2024", ("ChatGPT",))
+    assert in_folder("ChatGPT", ("ChatGPT/",))  # a trailing slash in the config does not matter
+    assert not in_folder("ChatGPTs", ("ChatGPT",)) and not in_folder("Notes/ChatGPT", ("ChatGPT",))
+    assert not in_folder("Journal", ())
