@@ -165,6 +165,11 @@ def with_timelines(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def note_path(row: dict[str, Any], note_of: dict[str, str] | None) -> str:
+    """The ranked note a claim row stands for: that of its chunk in `note_of`, else the note the claim is from."""
+    return (note_of or {}).get(str(row.get("chunk") or ""), str(row["claim"]["note_path"]))
+
+
 def standings(
     rows: list[dict[str, Any]], q: Question, as_of: str | None, note_of: dict[str, str] | None = None
 ) -> dict[str, Standing]:
@@ -178,7 +183,7 @@ def standings(
     for r in sorted(
         rows, key=lambda r: (r["claim"]["note_path"], str(r["claim"].get("attribute")), str(r["claim"].get("value")))
     ):
-        path = (note_of or {}).get(r.get("chunk") or "", r["claim"]["note_path"])
+        path = note_path(r, note_of)
         s = standing(r, q, as_of)
         if s == "states" and not r.get("anchor", True):
             continue
@@ -204,7 +209,7 @@ def unread_chats(
     none when the question names the AI or an AI-chat folder."""
     if set(q.words) & (ASKS_THE_AI | {f.lower() for f in folders}):
         return {}
-    read = {note_of.get(str(r.get("chunk") or ""), r["claim"]["note_path"]) for r in rows}
+    read = {note_path(r, note_of) for r in rows}
     return {
         r.path: Standing(r.path, "not_fact", "a saved AI chat, no facts recorded")
         for r in results
