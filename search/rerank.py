@@ -146,19 +146,20 @@ def with_timelines(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each fact also replaced by the later facts of another value about the same entity and attribute among
     `rows`: the recorded supersession links one claim to one successor, which need not be the next value (a Q3
     figure linked to a 2026 one skips the Q4 figure another note gives)."""
-    timeline: dict[tuple[str, str], list[tuple[str, str, Any]]] = {}
+    found: dict[tuple[str, str], set[tuple[str, str, Any]]] = {}
     for r in rows:
         c = r["claim"]
         if c["modality"] in FACTUAL and claim_when(c):
             key = (str(r.get("entry")), str(c.get("attribute")))
-            timeline.setdefault(key, []).append((claim_when(c), _value_key(c.get("value")), c.get("value")))
+            found.setdefault(key, set()).add((claim_when(c), _value_key(c.get("value")), c.get("value")))
+    timeline = {key: sorted(facts, key=str) for key, facts in found.items()}  # each once, in a fixed order
     out = []
     for r in rows:
         c = r["claim"]
         when, mine = claim_when(c), _value_key(c.get("value"))
         later = [
             {"value": v, "as_of": w}
-            for w, k, v in sorted(set(timeline.get((str(r.get("entry")), str(c.get("attribute"))), [])), key=str)
+            for w, k, v in timeline.get((str(r.get("entry")), str(c.get("attribute"))), [])
             if w > when and k != mine
         ]
         out.append({**r, "sup": list(r.get("sup") or []) + later} if later and c["modality"] in FACTUAL else r)
