@@ -11,11 +11,6 @@ from kb.store import Store
 BATCH = 64
 
 
-def built_by(store: Store, embedder: Embedder) -> bool:
-    """Whether the vector index was built by this embedder."""
-    return bool(store.get_meta("embedder").get("identity") == embedder.identity)
-
-
 def require_built_by(store: Store, embedder: Embedder, fix: str) -> None:
     """The index exists and this embedder built it, or an error naming both and `fix`."""
     built = store.get_meta("embedder").get("identity")
@@ -31,14 +26,13 @@ def line_embedder(store: Store, embedder: Embedder) -> Embedder | None:
     """The embedder for a knowledge rebuild's claim and link lines: none when the graph holds no vectors yet,
     this one when it built them, else an error (the layer would be written with no line vectors, and graph
     search would lose every line similarity until the next refresh)."""
-    built = store.get_meta("embedder").get("identity")
-    if not built:
+    if not store.get_meta("embedder").get("identity"):
         return None
-    if built != embedder.identity:
-        raise EmbedderError(
-            f"the graph's vectors were made by {built} but the configured embedder is {embedder.identity}: set "
-            "KB_EMBEDDER (or `embedder` in the kb config) to the one that made them, or run `kb refresh --reembed`"
-        )
+    require_built_by(
+        store,
+        embedder,
+        "set KB_EMBEDDER (or `embedder` in the kb config) to the one that built it, or run `kb refresh --reembed`",
+    )
     return embedder
 
 

@@ -159,6 +159,6 @@ def test_a_rebuild_keeps_the_line_vectors_or_refuses(
     assert one(store, lines) is True
     monkeypatch.setenv("KB_EMBEDDER", "ollama:bge-m3")
     result = CliRunner().invoke(cli, ["rebuild-entities", "--json"])
-    assert result.exit_code != 0 and "the graph's vectors were made by onnx:" in result.output, result.output
+    assert result.exit_code != 0 and "the vector index was built with onnx:" in result.output, result.output
     assert "KB_EMBEDDER" in result.output
     assert one(store, lines) is True  # nothing was rewritten
