@@ -13,6 +13,7 @@ WHOLE_NOTE_MAX = 1500
 SECTION_MAX = 1000
 SECTION_MIN = 100
 OVERLAP_CHARS = 200
+SCHEME = f"chunks {WHOLE_NOTE_MAX}/{SECTION_MAX}/{SECTION_MIN}/{OVERLAP_CHARS}"  # part of refresh's derive key
 SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 
 

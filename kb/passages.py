@@ -11,6 +11,7 @@ from kb.tokens import count_tokens, encoding
 
 PASSAGE_TOKENS = 150  # cl100k tokens; MiniLM's word pieces run ~1.3x that, so breadcrumb + passage fit 256
 STRIDE_TOKENS = 110  # the next window starts here: 40 tokens of overlap, so no sentence is only ever cut
+SCHEME = f"passages {PASSAGE_TOKENS}/{STRIDE_TOKENS}"  # a graph cut otherwise re-derives every note's passages
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from kb import cypher
+from kb import chunker, cypher
+from kb import passages as passage_cut
 from kb.chunker import Chunk, chunk_note
 from kb.config import Config, overrides_path
 from kb.embeddings import EmbedStep
@@ -36,6 +37,14 @@ BATCH_NOTES = 250
 # the search indexes are rebuilt so the same vault ranks the same whatever the database held before.
 REBUILD_SHARE = 0.25
 PENDING_SIG = ""  # a note whose links are not written yet
+# Raise when parsing, chunking or passage cutting changes in a way their sizes do not show: a graph built
+# under another key has every note parsed again (unchanged chunks and passages keep their ids and vectors).
+DERIVE_VERSION = 1
+
+
+def derive_key() -> str:
+    """How notes become chunks and passages; a graph written under another key is re-derived whole."""
+    return f"v{DERIVE_VERSION} {chunker.SCHEME} {passage_cut.SCHEME}"
 
 
 @dataclass
@@ -57,6 +66,7 @@ class Summary:
     excluded: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     indexes_rebuilt: str | None = None  # why the search indexes were rebuilt in this run, if they were
+    rederived: str | None = None  # why every note was parsed again, if it was
     seconds: float = 0.0
 
     @property
@@ -407,6 +417,10 @@ def refresh(
             "index_obsidian_excluded = true in the kb config to index them",
         }
     todo, touched = _classify(scan, states)
+    held_key = store.get_meta("derive").get("cut")
+    if states and held_key != derive_key():
+        summary.rederived = f"notes were cut by {held_key or 'an older kb'}, this kb cuts by {derive_key()}"
+        todo, touched = list(scan.notes), []
     on_disk = {vf.path for vf in scan.notes}
     removed = sorted(set(states) - on_disk)
     index = LinkIndex(sorted(on_disk), scan.attachments)
@@ -421,6 +435,7 @@ def refresh(
                 (summary.changed if note.path in states else summary.added).append(note.path)
                 summary.warnings.extend(note.warnings)
             advance(len(items))
+    store.set_meta("derive", {"cut": derive_key()})  # only once every note is cut the new way: a killed run redoes it
     if touched:
         store.run(cypher.touch_notes(), rows=touched)
     summary.touched = len(touched)

@@ -180,3 +180,22 @@ def test_filtered_vector_leg_is_the_exact_filtered_top(
     got = SearchIndex(store).vector(vec, limit, {**filters})
     assert [r["passage"] for r in got] == expected
     assert len(expected) == min(limit, len(passing)) and len(passing) < len(rows)
+
+
+def test_a_new_cut_re_derives_every_note_once_and_keeps_the_vectors(
+    store: Store, example_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade that cuts chunks or passages another way re-parses unchanged notes; equal passages keep
+    their vectors (nothing is embedded twice), and the next run writes nothing."""
+    import kb.refresh as refresh_module
+
+    first = refresh_to(store, example_vault)
+    assert first.rederived is None and first.embedded > 0
+    before = rankings(store)
+    monkeypatch.setattr(refresh_module, "DERIVE_VERSION", refresh_module.DERIVE_VERSION + 1)
+    again = refresh_to(store, example_vault)
+    assert again.rederived is not None and "this kb cuts by v" in again.rederived
+    assert sorted(again.changed) == sorted(first.added) and again.embedded == 0
+    assert rankings(store) == before
+    last = refresh_to(store, example_vault)
+    assert last.rederived is None and last.wrote_nothing

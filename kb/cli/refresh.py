@@ -119,6 +119,8 @@ def print_summary(s: Summary) -> None:
         f"{s.embedded} embedded, {c.get('pending', 0)} waiting for embeddings), links {c.get('links', 0)}, "
         f"tags {c.get('tags', 0)}, folders {c.get('folders', 0)}."
     )
+    if s.rederived:
+        click.echo(f"Every note parsed again: {s.rederived}.")
     if s.indexes_rebuilt:
         click.echo(f"Search indexes rebuilt: {s.indexes_rebuilt}.")
     _print_missing(s.missing)
