@@ -1,4 +1,5 @@
-"""Structure + chunk build of a 13,284-note synthetic vault: full build, no-change refresh, one-note edit.
+"""Structure + chunk build of a 13,284-note synthetic vault: full build, no-change refresh, one-note edit, and
+the one re-derive a kb that cuts chunks or passages another way makes.
 
 Usage: python bench/structure.py [--notes 13284] [--words 14000000]
 """
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from common import OUT, bench_config, bench_store, ensure_vault, peak_children_rss_mb, peak_rss_mb, server_rss_mb
 
+import kb.refresh
 from kb.progress import Bars
 from kb.refresh import refresh
 
@@ -26,7 +28,8 @@ def main() -> None:
     store = bench_store(cfg)
     store.clear()
     rows = []
-    for label, prepare in (("full build", None), ("no-change refresh", None), ("one-note edit", _edit)):
+    steps = (("full build", None), ("no-change refresh", None), ("one-note edit", _edit), ("re-derive", _new_cut))
+    for label, prepare in steps:
         if prepare:
             prepare(vault)
         t0 = time.perf_counter()
@@ -44,6 +47,8 @@ def main() -> None:
                 "passages": s.counts["passages"],
                 "passages_per_s": round(s.counts["passages"] / secs, 1) if parsed else None,
                 "wrote_nothing": s.wrote_nothing,
+                "rederived": s.rederived is not None,
+                "indexes_rebuilt": s.indexes_rebuilt,
             }
         )
     result = {
@@ -57,6 +62,11 @@ def main() -> None:
     }
     print(json.dumps(result, indent=2))
     (OUT / "structure.json").write_text(json.dumps(result, indent=2))
+
+
+def _new_cut(_vault: Path) -> None:
+    """What an upgrade that changes the chunk or passage cut does: every note is parsed and written again."""
+    kb.refresh.DERIVE_VERSION += 1
 
 
 def _edit(vault: Path) -> None:
