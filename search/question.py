@@ -80,6 +80,7 @@ INTENT_RULES: dict[str, dict[str, str]] = {
         "zh": r"多少|几个|什么|哪|谁",
     },
 }
+SENTENCE_BREAK = re.compile(r"(?<=[.!?;:])\s+|(?<=[。！？；])|\n+")
 # words that ask for the state now (a question with them and no date asks for the current value)
 NOW_RULES: dict[str, str] = {
     "en": r"\b(current(ly)?|now|today|latest|most recent|these days|still|anymore|at the moment)\b",
@@ -143,9 +144,12 @@ def _intent(text: str, lang: str | None) -> tuple[str, list[str]]:
     if lang is None:
         return "other", ["language not recognised: hybrid order kept"]
     low = text.lower()
+    # a rule that reads the question's first word reads every sentence's: "The chat warned against X. Did we
+    # follow it?" asks whether something happened as "Did we follow it?" alone does
+    parts = [low] + [p for p in SENTENCE_BREAK.split(low)[1:] if p.strip()]
     for intent in INTENTS[:-1]:
         pattern = INTENT_RULES[intent].get(lang)
-        if pattern and re.search(pattern, low):
+        if pattern and any(re.search(pattern, part) for part in parts):
             return intent, [f"intent {intent} ({lang} rule)"]
     return "other", []
 

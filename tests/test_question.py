@@ -57,6 +57,10 @@ def test_language(text: str, lang: str | None) -> None:
         ("How big was the second loan?", "value", False),
         ("Wann hat die Filiale in Graz eröffnet?", "happened", False),
         ("那家店是什么时候开业的？", "happened", False),
+        ("The bakery planned a night shift for 2024. Did it ever start?", "happened", False),  # a second sentence
+        ("Die Bäckerei plante eine Nachtschicht. Gibt es sie heute?", "happened", True),
+        ("面包店计划开夜班。后来开了吗？", "happened", False),
+        ("The bakery did a night shift in 2024", "value", False),  # "did" mid-sentence asks nothing
         ("Quillmate Voice", "other", False),  # no language: nothing is promoted
     ],
 )
