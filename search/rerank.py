@@ -207,8 +207,10 @@ def unread_chats(
 ) -> dict[str, Standing]:
     """Saved AI chats among `results` whose shown chunks support no claim at all: what they hold is the AI's
     suggestions (the extractor triaged them out, or found nothing to record), so they stand as "not_fact";
-    none when the question names the AI or an AI-chat folder."""
-    if set(q.words) & (ASKS_THE_AI | {f.lower() for f in folders}):
+    none when the question names the AI or an AI-chat folder, unless it asks whether we did something ("did we
+    follow ChatGPT's advice?"): a chat holds what the AI said, never what was done after it."""
+    names_the_ai = set(q.words) & (ASKS_THE_AI | {f.lower() for f in folders})
+    if names_the_ai and not (q.intent == "happened" and q.first_person):
         return {}
     read = {note_path(r, note_of) for r in rows}
     return {

@@ -286,4 +286,10 @@ def test_a_saved_ai_chat_with_no_recorded_claim_is_a_suggestion() -> None:
     assert "a saved AI chat" in (out[1].demoted or "")
     asked = parse("Which store ideas did ChatGPT suggest?", TODAY)
     assert unread_chats(results, stand, rows, note_of, asked, ("Chats",)) == {}
+    assert (
+        unread_chats(results, stand, rows, note_of, parse("Did ChatGPT ever suggest a bakery?", TODAY), ("Chats",))
+        == {}
+    )
+    followed = parse("ChatGPT proposed a second store. Did we ever open it?", TODAY)  # what we did: not in a chat
+    assert set(unread_chats(results, stand, rows, note_of, followed, ("Chats",))) == {"Chats/2025-02-01 store ideas.md"}
     assert unread_chats(results, stand, rows, note_of, q, ("Elsewhere",)) == {}
