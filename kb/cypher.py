@@ -628,9 +628,12 @@ def label_owner() -> str:
     return "MATCH (e:Entity) WHERE e.owner SET e:OwnerEntity"
 
 
+_OWNER = "MATCH (o:OwnerEntity) WITH o ORDER BY o.key LIMIT 1 "  # the build marks at most one; the order is a guard
+
+
 def owner_entity() -> str:
     """The entity the vault is about, if the build told one apart (a label lookup)."""
-    return "MATCH (e:OwnerEntity) RETURN e.key AS key, e.name AS name ORDER BY e.key LIMIT 1"
+    return _OWNER + "RETURN o.key AS key, o.name AS name"
 
 
 def entity_candidates() -> str:
@@ -832,8 +835,9 @@ def graph_context(vectors: bool) -> str:
         + asked
         + others
         + _chunk_claims(vectors)
-        + "CALL () { MATCH (o:OwnerEntity) WITH o ORDER BY o.key LIMIT 1 "
-        "RETURN collect({key: o.key, name: o.name}) AS owner } "
+        + "CALL () { "
+        + _OWNER
+        + "RETURN collect({key: o.key, name: o.name}) AS owner } "
         "RETURN named, seeds, links, hops, asked + others AS claims, chunk_claims, owner"
     )
 

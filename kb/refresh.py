@@ -417,9 +417,9 @@ def refresh(
             "index_obsidian_excluded = true in the kb config to index them",
         }
     todo, touched = _classify(scan, states)
-    held_key = store.get_meta("derive").get("cut")
-    if states and held_key != derive_key():
-        summary.rederived = f"notes were cut by {held_key or 'an older kb'}, this kb cuts by {derive_key()}"
+    held_cut, cut = store.get_meta("derive").get("cut"), derive_key()
+    if states and held_cut != cut:
+        summary.rederived = f"notes were cut by {held_cut or 'an older kb'}, this kb cuts by {cut}"
         todo, touched = list(scan.notes), []
     on_disk = {vf.path for vf in scan.notes}
     removed = sorted(set(states) - on_disk)
@@ -435,7 +435,8 @@ def refresh(
                 (summary.changed if note.path in states else summary.added).append(note.path)
                 summary.warnings.extend(note.warnings)
             advance(len(items))
-    store.set_meta("derive", {"cut": derive_key()})  # only once every note is cut the new way: a killed run redoes it
+    if held_cut != cut:  # only once every note is cut the new way: a killed run redoes it
+        store.set_meta("derive", {"cut": cut})
     if touched:
         store.run(cypher.touch_notes(), rows=touched)
     summary.touched = len(touched)
