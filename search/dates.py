@@ -69,6 +69,33 @@ SEASON_START = {
     **dict.fromkeys(("autumn", "fall", "herbst", "automne", "otoño"), 9),
     **dict.fromkeys(("winter", "hiver", "invierno"), 12),
 }
+# a length of time or a rate ("six weeks", "a month", "3 hours a week", "zwei Wochen", "每月") is not a date:
+# a relative date says which way it counts ("six weeks ago", "last month", "vor zwei Wochen", "两周前")
+TIME_UNIT = re.compile(
+    r"(?i)\b(minutes?|hours?|days?|weeks?|months?|years?|quarters?|stunden?|tage?n?|wochen?|monate?n?|jahre?n?|"
+    r"heures?|jours?|semaines?|mois|ans?|années?|horas?|días?|semanas?|mes(es)?|años?)\b|小时|天|周|星期|月|年"
+)
+DIRECTION = re.compile(
+    r"(?i)\b(ago|last|past|previous|next|this|coming|since|vor|letzte\w*|vorige\w*|nächste\w*|seit|dies\w*|"
+    r"il y a|derni\w*|pass\w*|prochain\w*|ce|cette|depuis|hace|pasad\w*|últim\w*|próxim\w*|este|esta|desde)\b|"
+    r"[前上下去本这今明昨后]"
+)
+# "the past two weeks", "in the last 3 months", "in den letzten zwei Jahren": from that long before today to today
+NUMBER_WORDS = {
+    **{w: n for n, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())},
+    **{w: n for n, w in enumerate("null ein zwei drei vier fünf sechs sieben acht neun zehn elf zwölf".split())},
+    "a": 1,
+    "an": 1,
+    "einen": 1,
+    "einem": 1,
+    "eine": 1,
+    "few": 3,
+}
+LAST_N = re.compile(
+    r"(?i)\b(?:the\s+)?(?:past|last|letzten|vergangenen)\s+(?:(\d{1,3}|[a-zäöüß]+)\s+)?"
+    r"(days?|weeks?|months?|years?|tagen?|wochen|monaten?|jahren?)\b"
+)
+POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 SINCE = re.compile(r"(?i)(\bsince|\bseit|\bdepuis|\bdesde|自从?|从)\s*$")
 
 
@@ -149,6 +176,29 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
     return out
 
 
+def _last_n(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
+    """ "the past two weeks": the range from that long before today up to today ("last week" alone, without a
+    count, is the calendar week before: dateparser reads it)."""
+    out = []
+    for m in LAST_N.finditer(text):
+        count, unit = m.group(1), m.group(2).lower()
+        if count is None and not m.group(0).lower().lstrip("the ").startswith("past"):
+            continue  # "last year" is the calendar year before
+        n = 1 if count is None else int(count) if count.isdigit() else NUMBER_WORDS.get(count.lower())
+        if n is None or n <= 0:
+            continue
+        if unit.startswith(("d", "t")):
+            start = today - dt.timedelta(days=n)
+        elif unit.startswith("w"):
+            start = today - dt.timedelta(weeks=n)
+        else:
+            months = n if unit.startswith("mo") else 12 * n
+            y, mo = divmod(today.year * 12 + today.month - 1 - months, 12)
+            start = dt.date(y, mo + 1, min(today.day, calendar.monthrange(y, mo + 1)[1]))
+        out.append((m.start(), m.end(), DateRange(m.group(0), start.isoformat(), today.isoformat())))
+    return out
+
+
 def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
     """Quarter phrases with their character spans; a phrase of a named period wins over what it contains."""
     out = _named_periods(text, today)
@@ -178,6 +228,7 @@ def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
     for m in MID_YEAR.finditer(text):
         year = int(m.group(1) or m.group(2))
         rest.append((m.start(), m.end(), DateRange(m.group(0), f"{year}-06-01", f"{year}-06-30")))
+    rest += _last_n(text, today)
     for pattern, back in ((LAST_QUARTER, 1), (THIS_QUARTER, 0)):
         for m in pattern.finditer(text):
             n = (today.year * 4 + (today.month - 1) // 3) - back
@@ -214,6 +265,27 @@ def _tightest(phrase: str, lang: str, today: dt.date) -> tuple[str, str]:
     return phrase, _parser(lang, today).get_date_data(phrase).period or "day"
 
 
+def _with_neighbours(text: str, at: int, phrase: str) -> str:
+    """The phrase with the two words before it and the word after it in `text`."""
+    if at < 0:
+        return phrase
+    before = re.search(r"(?:\S+\s+){0,2}$", text[:at])
+    after = re.match(r"\s*\S*", text[at + len(phrase) :])
+    return (before.group(0) if before else "") + phrase + (after.group(0) if after else "")
+
+
+def _only_short_day(phrase: str, lang: str, today: dt.date) -> bool:
+    """Whether a day phrase names its day only by a word of two letters or less ("we", "mo"): no question names a
+    day so; without such words it no longer reads as a date."""
+    if lang == "zh":
+        return False
+    words = phrase.split()
+    kept = [w for w in words if len(w.strip(".,")) > 2]
+    if len(kept) == len(words):
+        return False
+    return not kept or _parser(lang, today).get_date_data(" ".join(kept)).date_obj is None
+
+
 def _dateparser_hits(text: str, lang: str, today: dt.date) -> list[tuple[str, dt.date, str]]:
     """(phrase, date, period) for each date phrase dateparser finds; a lone short word read as a day ("we"
     as Wednesday) is noise and left out."""
@@ -227,9 +299,15 @@ def _dateparser_hits(text: str, lang: str, today: dt.date) -> list[tuple[str, dt
         phrase, period = _tightest(phrase, lang, today)
         if not 1990 <= when.year <= today.year + 5:
             continue
+        at = text.lower().find(phrase.lower())
+        around = _with_neighbours(text, at, phrase)  # "il y a" before "deux semaines", "ago" after
+        if TIME_UNIT.search(phrase) and not DIRECTION.search(around) and not YEAR.search(phrase):
+            continue  # "six weeks", "a month": a length of time, not when
         single = len(phrase.split()) == 1 and not re.search(r"\d", phrase)
         if period in ("day", "time") and (single or not re.search(r"\d|\s", phrase.strip())):
             continue
+        if period in ("day", "time") and not re.search(r"\d", phrase) and _only_short_day(phrase, lang, today):
+            continue  # "After we": "we" read as Wednesday
         if lang != "zh" and single and len(phrase) <= 3:
             continue
         out.append((phrase, when.date(), period))
@@ -239,6 +317,8 @@ def _dateparser_hits(text: str, lang: str, today: dt.date) -> list[tuple[str, dt
 def resolve(text: str, today: dt.date, lang: str | None) -> list[DateRange]:
     """Every date phrase of `text` as a range, in the order they occur; explicit years always, relative
     phrases only in a language dateparser is asked to read."""
+    if lang == "en":
+        text = POSSESSIVE.sub("  ", text)  # "last year's ARR" is "last year" ARR; two spaces keep the offsets
     spans = _quarters(text, today)
     taken = [(a, b) for a, b, _ in spans]
     if lang in PARSED_LANGUAGES:

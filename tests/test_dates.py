@@ -73,6 +73,36 @@ def test_noise_is_not_a_date() -> None:
     assert read("Did Quillmate raise a Series A in 2025?") == ["in 2025=2025-01-01..2025-12-31"]
 
 
+def test_a_length_of_time_or_a_rate_is_not_a_date() -> None:
+    assert read("The oven took six weeks to install. How long did the repairs take?") == []
+    assert read("How much flour do we use a month?") == []
+    assert read("The bakers work 3 hours a week on pastry") == []
+    assert read("Wie lange hat der Umbau gedauert, zwei Wochen?", "de") == []
+    assert read("The bakery opened six weeks ago") == ["six weeks ago=2026-10-19..2026-10-25"]
+    assert read("Was haben wir vor drei Monaten bestellt?", "de") == ["vor drei Monaten=2026-09-01..2026-09-30"]
+
+
+def test_a_two_letter_word_is_not_a_day() -> None:
+    assert read("After we moved the ovens, what did bread cost?") == []  # "we" is not Wednesday
+    assert read("What did we bake on Monday?") == ["on Monday=2026-11-30..2026-11-30"]
+
+
+def test_the_past_n_units_run_up_to_today() -> None:
+    assert read("Which bakers left in the past two weeks?") == ["the past two weeks=2026-11-17..2026-12-01"]
+    assert read("Who joined in the last 6 months?") == ["the last 6 months=2026-06-01..2026-12-01"]
+    assert read("Was ist in den letzten drei Monaten passiert?", "de") == [
+        "letzten drei Monaten=2026-09-01..2026-12-01"
+    ]
+    assert read("What changed in the past year?") == ["the past year=2025-12-01..2026-12-01"]
+    assert read("What did we earn last year?") == ["last year=2025-01-01..2025-12-31"]  # the calendar year
+
+
+def test_a_possessive_year_is_read() -> None:
+    assert [r.split("=")[1] for r in read("What share of last year's bread sales came from cafés?")] == [
+        "2025-01-01..2025-12-31"
+    ]
+
+
 def test_a_language_not_read_keeps_explicit_years_only() -> None:
     assert read("Quantos clientes em 2024 e no ano passado?", None) == ["2024=2024-01-01..2024-12-31"]
     assert read("How many customers in 2024 and 2025?") == [
