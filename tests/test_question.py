@@ -61,6 +61,8 @@ def test_language(text: str, lang: str | None) -> None:
         ("Die Bäckerei plante eine Nachtschicht. Gibt es sie heute?", "happened", True),
         ("面包店计划开夜班。后来开了吗？", "happened", False),
         ("The bakery did a night shift in 2024", "value", False),  # "did" mid-sentence asks nothing
+        ("What fraction of the flour order came from the mill?", "value", False),  # "what <noun> of"
+        ("What oven did the bakery buy?", "value", False),
         ("Quillmate Voice", "other", False),  # no language: nothing is promoted
     ],
 )
