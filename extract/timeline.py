@@ -5,6 +5,8 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Any
 
+from kb.words import value_key
+
 FACTUAL = ("fact", "reported")
 
 
@@ -22,7 +24,8 @@ def _order(c: dict[str, Any]) -> tuple[str, str, str]:
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return " ".join(a["props"]["value"].casefold().split()) == " ".join(b["props"]["value"].casefold().split())
+    """One value, perhaps restated in other words (kb.words.value_key): a restatement replaces nothing."""
+    return value_key(a["props"]["value"]) == value_key(b["props"]["value"])
 
 
 def timelines(claims: list[dict[str, Any]]) -> dict[str, list[dict[str, str]]]:
@@ -82,5 +85,6 @@ def _facts(facts: list[dict[str, Any]], edges: dict[str, list[dict[str, str]]]) 
     live = [c for c in facts if c["props"]["id"] not in superseded]
     if live:
         latest = max(_eff(c) for c in live)
-        for c in live:
-            c["props"]["is_current"] = _eff(c) == latest
+        now = {value_key(c["props"]["value"]) for c in live if _eff(c) == latest}
+        for c in live:  # a restatement of the latest value is current too (the earlier note still says it)
+            c["props"]["is_current"] = value_key(c["props"]["value"]) in now

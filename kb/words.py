@@ -6,6 +6,7 @@ abbreviation ("nrr") by the initials of the words the question spells it out wit
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 STOP = frozenset(
@@ -50,3 +51,15 @@ def initialisms(words: Sequence[str], stop: Iterable[str] = ()) -> set[str]:
     return {
         "".join(w[0] for w in run[i : i + size]) for run in runs for size in (3, 4) for i in range(len(run) - size + 1)
     }
+
+
+NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def value_key(value: object) -> str:
+    """What a claim's value says, for telling a new value from a restatement: its numbers in order when it has
+    any ("6% (from 14%)" and "6% (from 14%) over six quarters" are one value, "68%" and "68% (half rolled out)"
+    too), else its words, case-folded."""
+    s = str(value or "").casefold()
+    numbers = [n.replace(",", "") for n in NUMBER.findall(s)]
+    return "|".join(numbers) if numbers else " ".join(s.split())

@@ -120,6 +120,25 @@ def test_timeline_supersedes_conflicts_and_keeps_plans_apart() -> None:
     assert current == {("customer_count", "240"), ("office_location", "Edinburgh")}  # the opinion is not current
 
 
+def test_a_restated_value_replaces_nothing_and_stays_current() -> None:
+    chunks = {
+        f"c{i}": {"path": f"n{i}.md", "date": d} for i, d in enumerate(["2024-01-01", "2025-11-20", "2026-01-12"])
+    }
+    results = {
+        "c0": ext([("Acme", "Organization")], [("Acme", "defect_rate", "14% of loaves", "q", "fact")]),
+        "c1": ext(
+            [("Acme", "Organization")], [("Acme", "defect_rate", "6% (from 14%) over six quarters", "q", "fact")]
+        ),
+        "c2": ext([("Acme", "Organization")], [("Acme", "defect_rate", "6% (from 14%)", "q", "fact")]),
+    }
+    rows = build_rows(results, chunks)
+    by_id = {c["props"]["id"]: c["props"] for c in rows.claims}
+    sup = {(by_id[e["a"]]["value"], by_id[e["b"]]["value"]) for e in rows.claim_edges["SUPERSEDED_BY"]}
+    assert sup == {("14% of loaves", "6% (from 14%) over six quarters")}  # the restatement replaces nothing
+    current = sorted(p["value"] for p in by_id.values() if p["is_current"])
+    assert current == ["6% (from 14%)", "6% (from 14%) over six quarters"]
+
+
 def test_hubs_scale_with_the_vault() -> None:
     assert hub_threshold(31000) == 300 and hub_threshold(34) == 21 and hub_threshold(5) == 5
     assert hub_threshold(34, 2) == 2
