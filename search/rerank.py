@@ -12,16 +12,15 @@ word lists."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import Any
 
 from kb.config import in_folder
 from kb.search.question import Question
 from kb.search.results import NoteResult
+from kb.words import value_key
 
 FACTUAL = ("fact", "reported")
-NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 
 
 @dataclass(frozen=True)
@@ -134,14 +133,6 @@ def relevant(
     return [r for r in out if r["entry"] in named] or out
 
 
-def _value_key(value: Any) -> str:
-    """What a value says, for telling a new value from a restatement: its first number ("68%" and "68% (half
-    rolled out)" are one value), else the text."""
-    s = str(value or "").lower()
-    m = NUMBER.search(s)
-    return m.group(0).replace(",", "") if m else s.strip()
-
-
 def with_timelines(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each fact also replaced by the later facts of another value about the same entity and attribute among
     `rows`: the recorded supersession links one claim to one successor, which need not be the next value (a Q3
@@ -151,12 +142,12 @@ def with_timelines(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         c = r["claim"]
         if c["modality"] in FACTUAL and claim_when(c):
             key = (str(r.get("entry")), str(c.get("attribute")))
-            found.setdefault(key, set()).add((claim_when(c), _value_key(c.get("value")), c.get("value")))
+            found.setdefault(key, set()).add((claim_when(c), value_key(c.get("value")), c.get("value")))
     timeline = {key: sorted(facts, key=str) for key, facts in found.items()}  # each once, in a fixed order
     out = []
     for r in rows:
         c = r["claim"]
-        when, mine = claim_when(c), _value_key(c.get("value"))
+        when, mine = claim_when(c), value_key(c.get("value"))
         later = [
             {"value": v, "as_of": w}
             for w, k, v in timeline.get((str(r.get("entry")), str(c.get("attribute"))), [])
@@ -205,14 +196,15 @@ def unread_chats(
     q: Question,
     folders: tuple[str, ...],
 ) -> dict[str, Standing]:
-    """Saved AI chats among `results` whose shown chunks support no claim at all: what they hold is the AI's
-    suggestions (the extractor triaged them out, or found nothing to record), so they stand as "not_fact";
-    none when the question names the AI or an AI-chat folder, unless it asks whether we did something ("did we
-    follow ChatGPT's advice?"): a chat holds what the AI said, never what was done after it."""
+    """Saved AI chats among `results` whose shown chunks support no fact (no claim at all, or only the AI's
+    suggestions, plans and opinions): what they hold is what the AI said (the extractor triaged them out, or
+    found nothing else to record), so they stand as "not_fact"; none when the question names the AI or an
+    AI-chat folder, unless it asks whether we did something ("did we follow ChatGPT's advice?"): a chat holds
+    what the AI said, never what was done after it."""
     names_the_ai = set(q.words) & (ASKS_THE_AI | {f.lower() for f in folders})
     if names_the_ai and not (q.intent == "happened" and q.first_person):
         return {}
-    read = {note_path(r, note_of) for r in rows}
+    read = {note_path(r, note_of) for r in rows if r["claim"]["modality"] in FACTUAL}
     return {
         r.path: Standing(r.path, "not_fact", "a saved AI chat, no facts recorded")
         for r in results

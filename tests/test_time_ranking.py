@@ -293,3 +293,19 @@ def test_a_saved_ai_chat_with_no_recorded_claim_is_a_suggestion() -> None:
     followed = parse("ChatGPT proposed a second store. Did we ever open it?", TODAY)  # what we did: not in a chat
     assert set(unread_chats(results, stand, rows, note_of, followed, ("Chats",))) == {"Chats/2025-02-01 store ideas.md"}
     assert unread_chats(results, stand, rows, note_of, q, ("Elsewhere",)) == {}
+
+
+def test_a_saved_ai_chat_of_only_suggestions_is_a_suggestion() -> None:
+    """A chat whose shown chunks support only the AI's suggestions (no fact) stands as "not_fact" like one the
+    extractor recorded nothing of; a chat with a fact in it (what the user told the AI) is read by its claims."""
+    q = parse("How many stores does Crumb run today?", TODAY)
+    results = ranked("Chats/2025-02-01 store ideas.md", "q3-2026.md", "Chats/2025-03-01 menu.md")
+    rows = [
+        row("31", "q3-2026.md", "2026-09-30", current=True),
+        row("40", "Chats/2025-02-01 store ideas.md", "2025-02-01", modality="ai_suggestion", score=0.1),
+        row("9", "Chats/2025-03-01 menu.md", "2025-03-01"),
+    ]
+    note_of = {r["chunk"]: r["claim"]["note_path"] for r in rows}
+    stand = standings(rows[:1], q, None, note_of)  # the suggestion is not among the claims about what is asked
+    chats = unread_chats(results, stand, rows, note_of, q, ("Chats",))
+    assert {p: s.standing for p, s in chats.items()} == {"Chats/2025-02-01 store ideas.md": "not_fact"}
