@@ -11,12 +11,13 @@ import time
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from kb.config import in_folder
 from kb.embed import Embedder, vector_languages
 from kb.search.current import as_of_rows, current_only, lead_claims, promote
 from kb.search.hybrid import MAX_TERM_CHARS, Filters, hybrid_search, notes_for_chunks, question_vector
 from kb.search.lines import Line, claim_lines, link_line
 from kb.search.question import Question, parse
-from kb.search.rerank import demote, relevant, standings, unread_chats
+from kb.search.rerank import chat_standings, demote, relevant, speaks_of_the_ai, standings
 from kb.search.results import GraphReport, NoteResult, QuestionReading, SearchResult
 from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
@@ -260,6 +261,8 @@ def _rerank(
             cfg.claim_margin if by_vector else None,
         )
         leads = [r for r in leads if r["claim"]["note_path"] not in hearsay]  # whatever such a note quotes
+        if not speaks_of_the_ai(q, cfg.ai_chat_folders):  # a value quoted to an AI is not the vault's record
+            leads = [r for r in leads if not in_folder(r["claim"]["note_path"].rpartition("/")[0], cfg.ai_chat_folders)]
         narrowed = filters is not None and filters.active()
         reason = f"states the value as of {at}" if at else "states the current value"
         period = (q.period.start, q.period.end) if q.period and not as_of else None
@@ -275,7 +278,7 @@ def _rerank(
         return results, []
     margin = cfg.claim_margin if q.lang in (cfg.vector_languages or ()) or q.intent == "happened" else None
     stand = {**hearsay, **standings(relevant(rows, q, named, margin), q, as_of, note_of)}
-    stand.update(unread_chats(results[: cfg.rerank_depth], stand, rows, note_of, q, cfg.ai_chat_folders))
+    stand.update(chat_standings(results[: cfg.rerank_depth], q, cfg.ai_chat_folders))
     results = demote(results, stand, cfg.anchor_depth, cfg.max_drop)
     moved = [{"path": r.path, "why": why} for r in results for why in (r.promoted, r.demoted) if why]
     return results, moved

@@ -188,27 +188,23 @@ def standings(
 ASKS_THE_AI = frozenset("ai ki ia chatgpt gpt claude llm gemini copilot chatbot assistant".split())
 
 
-def unread_chats(
-    results: list[NoteResult],
-    stand: dict[str, Standing],
-    rows: list[dict[str, Any]],
-    note_of: dict[str, str],
-    q: Question,
-    folders: tuple[str, ...],
-) -> dict[str, Standing]:
-    """Saved AI chats among `results` whose shown chunks support no fact (no claim at all, or only the AI's
-    suggestions, plans and opinions): what they hold is what the AI said (the extractor triaged them out, or
-    found nothing else to record), so they stand as "not_fact"; none when the question names the AI or an
-    AI-chat folder, unless it asks whether we did something ("did we follow ChatGPT's advice?"): a chat holds
-    what the AI said, never what was done after it."""
+def speaks_of_the_ai(q: Question, folders: tuple[str, ...]) -> bool:
+    """Whether the question asks what an AI said: it names the AI or an AI-chat folder, and does not ask whether
+    we did something ("did we follow ChatGPT's advice?": a chat holds what the AI said, never what was done)."""
     names_the_ai = set(q.words) & (ASKS_THE_AI | {f.lower() for f in folders})
-    if names_the_ai and not (q.intent == "happened" and q.first_person):
+    return bool(names_the_ai) and not (q.intent == "happened" and q.first_person)
+
+
+def chat_standings(results: list[NoteResult], q: Question, folders: tuple[str, ...]) -> dict[str, Standing]:
+    """Saved AI chats among `results` stand as "not_fact", whatever claims their chunks support: a chat holds
+    the AI's suggestions and what the AI was told (a price quoted to it is context, not the vault's record of
+    the price); none when the question asks what the AI said."""
+    if speaks_of_the_ai(q, folders):
         return {}
-    read = {note_path(r, note_of) for r in rows if r["claim"]["modality"] in FACTUAL}
     return {
-        r.path: Standing(r.path, "not_fact", "a saved AI chat, no facts recorded")
+        r.path: Standing(r.path, "not_fact", "a saved AI chat")
         for r in results
-        if r.path not in stand and r.path not in read and in_folder(r.path.rpartition("/")[0], folders)
+        if in_folder(r.path.rpartition("/")[0], folders)
     }
 
 

@@ -11,7 +11,7 @@ from result_helpers import ranked
 
 from kb.search.current import as_of_rows, current_only, lead_claims
 from kb.search.question import parse
-from kb.search.rerank import demote, relevant, standing, standings, unread_chats
+from kb.search.rerank import chat_standings, demote, relevant, speaks_of_the_ai, standing, standings
 
 TODAY = dt.date(2026, 12, 1)
 CHAIN = "thing:crumb"
@@ -271,41 +271,26 @@ def test_a_fact_a_capped_demotion_leaves_below_is_lifted_past_it() -> None:
     assert demote(results, stand, depth=3) == results  # no note stating the fact among the first 3: nothing moves
 
 
-def test_a_saved_ai_chat_with_no_recorded_claim_is_a_suggestion() -> None:
-    """A chat the extractor recorded nothing of stands as "not_fact" (and goes below the fact), unless the
-    question asks about the AI; a chat with claims, or a note outside the chat folders, is read by its claims."""
+def test_a_saved_ai_chat_is_a_suggestion_unless_the_question_asks_what_the_ai_said() -> None:
+    """A chat stands as "not_fact" (and goes below the note stating the fact), even one whose chunks record a
+    fact (what the AI was told), unless the question asks about the AI; a note outside the chat folders is read
+    by its claims."""
     q = parse("How many stores does Crumb run today?", TODAY)
     results = ranked("Chats/2025-02-01 store ideas.md", "q3-2026.md", "Chats/2025-03-01 menu.md", "notes.md")
-    rows = [row("31", "q3-2026.md", "2026-09-30", current=True), row("9", "Chats/2025-03-01 menu.md", "2025-03-01")]
+    rows = [row("31", "q3-2026.md", "2026-09-30", current=True), row("31", "Chats/2025-03-01 menu.md", "2026-10-01")]
     note_of = {r["chunk"]: r["claim"]["note_path"] for r in rows}
     stand = standings(rows, q, None, note_of)
-    chats = unread_chats(results, stand, rows, note_of, q, ("Chats",))
-    assert {p: s.standing for p, s in chats.items()} == {"Chats/2025-02-01 store ideas.md": "not_fact"}
+    chats = chat_standings(results, q, ("Chats",))
+    assert {p: s.standing for p, s in chats.items()} == {
+        "Chats/2025-02-01 store ideas.md": "not_fact",
+        "Chats/2025-03-01 menu.md": "not_fact",  # the store count quoted to the AI is context, not the record
+    }
     out = demote(results, {**stand, **chats})
     assert [r.path for r in out][:2] == ["q3-2026.md", "Chats/2025-02-01 store ideas.md"]
     assert "a saved AI chat" in (out[1].demoted or "")
     asked = parse("Which store ideas did ChatGPT suggest?", TODAY)
-    assert unread_chats(results, stand, rows, note_of, asked, ("Chats",)) == {}
-    assert (
-        unread_chats(results, stand, rows, note_of, parse("Did ChatGPT ever suggest a bakery?", TODAY), ("Chats",))
-        == {}
-    )
+    assert chat_standings(results, asked, ("Chats",)) == {} and speaks_of_the_ai(asked, ("Chats",))
+    assert chat_standings(results, parse("Did ChatGPT ever suggest a bakery?", TODAY), ("Chats",)) == {}
     followed = parse("ChatGPT proposed a second store. Did we ever open it?", TODAY)  # what we did: not in a chat
-    assert set(unread_chats(results, stand, rows, note_of, followed, ("Chats",))) == {"Chats/2025-02-01 store ideas.md"}
-    assert unread_chats(results, stand, rows, note_of, q, ("Elsewhere",)) == {}
-
-
-def test_a_saved_ai_chat_of_only_suggestions_is_a_suggestion() -> None:
-    """A chat whose shown chunks support only the AI's suggestions (no fact) stands as "not_fact" like one the
-    extractor recorded nothing of; a chat with a fact in it (what the user told the AI) is read by its claims."""
-    q = parse("How many stores does Crumb run today?", TODAY)
-    results = ranked("Chats/2025-02-01 store ideas.md", "q3-2026.md", "Chats/2025-03-01 menu.md")
-    rows = [
-        row("31", "q3-2026.md", "2026-09-30", current=True),
-        row("40", "Chats/2025-02-01 store ideas.md", "2025-02-01", modality="ai_suggestion", score=0.1),
-        row("9", "Chats/2025-03-01 menu.md", "2025-03-01"),
-    ]
-    note_of = {r["chunk"]: r["claim"]["note_path"] for r in rows}
-    stand = standings(rows[:1], q, None, note_of)  # the suggestion is not among the claims about what is asked
-    chats = unread_chats(results, stand, rows, note_of, q, ("Chats",))
-    assert {p: s.standing for p, s in chats.items()} == {"Chats/2025-02-01 store ideas.md": "not_fact"}
+    assert set(chat_standings(results, followed, ("Chats",))) == set(chats)
+    assert chat_standings(results, q, ("Elsewhere",)) == {}
