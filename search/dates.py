@@ -7,7 +7,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -35,8 +35,9 @@ _YEAR_REF = r"((?:19|20)\d\d|last year|this year|letzte[sn]? jahr|dieses jahr|l'
 ORDINAL_QUARTER = re.compile(
     r"(?i)\b(first|1st|second|2nd|third|3rd|fourth|4th|final|last|erste[sn]?|zweite[sn]?|dritte[sn]?|vierte[sn]?|"
     r"letzte[sn]?|premier|deuxième|second|troisième|quatrième|dernier|primer|segundo|tercer|cuarto|último|"
-    r"[1-4]\.)\s+(?:quarter|quartals?|trimestre)\s+(?:of\s+|in\s+|de\s+|del\s+)?" + _YEAR_REF
+    r"[1-4]\.)\s+(?:quarter|quartals?|trimestre)(?:\s+(?:of\s+|in\s+|de\s+|del\s+)?" + _YEAR_REF + ")?"
 )
+LAST_WORDS = frozenset("final last letzte letzten letztes dernier último".split())  # "the last quarter": LAST_QUARTER
 ORDINALS = {
     **dict.fromkeys(("first", "1st", "erste", "erstes", "ersten", "premier", "primer", "1."), 1),
     **dict.fromkeys(("second", "2nd", "zweite", "zweites", "zweiten", "deuxième", "segundo", "2."), 2),
@@ -106,6 +107,7 @@ class DateRange:
     phrase: str
     start: str
     end: str
+    at: int = field(default=-1, compare=False)  # where the phrase starts in the question
 
     def reading(self) -> str:
         return f"read '{self.phrase}' as {self.start}..{self.end}"
@@ -145,6 +147,13 @@ def _month_span(year: int, first: int, months: int) -> tuple[dt.date, dt.date]:
     return dt.date(year, first, 1), dt.date(last_year, last + 1, calendar.monthrange(last_year, last + 1)[1])
 
 
+def _context_year(text: str, at: int, q: int, today: dt.date) -> int:
+    """The year of a quarter written without one: that of the last year the text names before it ("after the
+    May 2024 upgrade … by the third quarter"), else the latest quarter q begun by today."""
+    years = [int(m.group(1)) for m in YEAR.finditer(text, 0, at)]
+    return years[-1] if years else _latest_quarter(q, today)
+
+
 def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
     """Quarters, halves, a year's end or start and seasons written in words, with their character spans."""
     out = []
@@ -153,7 +162,11 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
         out.append((m.start(), m.end(), DateRange(m.group(0).strip(), span[0].isoformat(), span[1].isoformat())))
 
     for m in ORDINAL_QUARTER.finditer(text):
-        add(m, _quarter(_year_of(m.group(2).lower(), today), ORDINALS[m.group(1).lower()]))
+        q = ORDINALS[m.group(1).lower()]
+        if m.group(2):
+            add(m, _quarter(_year_of(m.group(2).lower(), today), q))
+        elif m.group(1).lower() not in LAST_WORDS:
+            add(m, _quarter(_context_year(text, m.start(), q, today), q))  # "by the third quarter"
     for m in HALF.finditer(text):
         if m.group(1):
             half, year = int(m.group(1)), int(m.group(2))
@@ -215,7 +228,7 @@ def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
         elif last_year:
             year = today.year - 1  # "Q3 last year", "Q3 letztes Jahr"
         else:
-            year = _latest_quarter(q, today)
+            year = _context_year(text, m.start(), q, today)
         start, end = _quarter(year, q)
         rest.append(
             (m.start(), end_at, DateRange(text[m.start() : end_at].strip(), start.isoformat(), end.isoformat()))
@@ -344,4 +357,4 @@ def resolve(text: str, today: dt.date, lang: str | None) -> list[DateRange]:
             y = int(m.group(1))
             end = today if SINCE.search(text[: m.start()]) else dt.date(y, 12, 31)
             spans.append((m.start(), m.end(), DateRange(m.group(1), f"{y}-01-01", end.isoformat())))
-    return [r for _, _, r in sorted(spans, key=lambda s: (s[0], s[1]))]
+    return [replace(r, at=a) for a, _, r in sorted(spans, key=lambda s: (s[0], s[1]))]

@@ -113,11 +113,15 @@ class Question:
     now: bool  # asks for the state now
     rules: tuple[str, ...] = field(default=())  # the rules that fired, for the output
     first_person: bool = False  # speaks as "we": a question naming no entity asks about the vault's owner
+    asked_from: int = 0  # where the last sentence starts: what is asked, after any sentences of context
 
     @property
     def period(self) -> DateRange | None:
-        """The one period the question asks about ("in 2024", "last quarter"), unless it also asks for now."""
-        return self.ranges[0] if len(self.ranges) == 1 and not self.now else None
+        """The one period the question asks about ("in 2024", "last quarter"), unless it also asks for now; after a
+        sentence of context ("After the May 2024 upgrade … What share by the third quarter?"), the one its last
+        sentence names, if it names any."""
+        asked = [r for r in self.ranges if r.at >= self.asked_from] or list(self.ranges)  # the question's own
+        return asked[0] if len(asked) == 1 and not self.now else None
 
     def readings(self) -> list[str]:
         return [r.reading() for r in self.ranges]
@@ -177,4 +181,7 @@ def parse(text: str, today: dt.date | None = None) -> Question:
         if lang == "zh"
         else bool(set(words) & FIRST_PERSON.get(lang or "", set()))
     )
-    return Question(text, lang, words, frozenset(stems(words) | abbrev), ranges, intent, now, tuple(rules), we)
+    asked_from = max((m.end() for m in SENTENCE_BREAK.finditer(text) if text[m.end() :].strip()), default=0)
+    return Question(
+        text, lang, words, frozenset(stems(words) | abbrev), ranges, intent, now, tuple(rules), we, asked_from
+    )

@@ -97,6 +97,19 @@ def test_the_past_n_units_run_up_to_today() -> None:
     assert read("What did we earn last year?") == ["last year=2025-01-01..2025-12-31"]  # the calendar year
 
 
+def test_a_quarter_without_a_year_takes_the_year_the_question_names() -> None:
+    assert read("After the March 2024 oven upgrade, how many loaves did we sell by the third quarter?") == [
+        "After the March 2024=2024-03-01..2024-03-31",
+        "third quarter=2024-07-01..2024-09-30",
+    ]
+    assert read("In 2023 we planned a café for Q2. Did it open?") == [
+        "In 2023=2023-01-01..2023-12-31",
+        "Q2=2023-04-01..2023-06-30",
+    ]
+    assert read("What did a loaf cost in the second quarter?") == ["second quarter=2026-04-01..2026-06-30"]
+    assert read("Churn in the last quarter") == ["last quarter=2026-07-01..2026-09-30"]  # the quarter before
+
+
 def test_a_possessive_year_is_read() -> None:
     assert [r.split("=")[1] for r in read("What share of last year's bread sales came from cafés?")] == [
         "2025-01-01..2025-12-31"

@@ -71,6 +71,18 @@ def test_intent_in_several_languages(text: str, intent: str, now: bool) -> None:
     assert (q.intent, q.now) == (intent, now), q.rules
 
 
+def test_the_period_asked_is_the_last_sentence_s() -> None:
+    """A sentence of context may name a date; the question after it asks about the one it names itself, or,
+    naming none, about the context's."""
+    q = parse(
+        "Bread sales fell after the March 2024 price rise. How many loaves did we sell in the third quarter?", TODAY
+    )
+    assert q.period is not None and (q.period.start, q.period.end) == ("2024-07-01", "2024-09-30")
+    q = parse("The plan promised a second oven by Q2 2023. Did we buy it on time?", TODAY)
+    assert q.period is not None and q.period.start == "2023-04-01"
+    assert parse("How many loaves in 2024 and 2025?", TODAY).period is None
+
+
 def test_period_and_readings() -> None:
     q = parse("How many stores did we run in Q2 last year?", TODAY)
     assert q.period is not None and (q.period.start, q.period.end) == ("2025-04-01", "2025-06-30")
