@@ -73,7 +73,7 @@ INTENT_RULES: dict[str, dict[str, str]] = {
     },
     "value": {
         "en": r"\b(how (many|much|big|large|long|high|often)|what (is|are|was|were|does|do|did)|what's|which|"
-        r"who (is|are|was)|what \w+ (of|is|are|was|were|does|do|did|has|have|had))\b",
+        r"who (is|are|was)|what \w+ (of|is|are|was|were|does|do|did))\b",
         "de": r"\b(wie (viele|viel|hoch|groß)|was (ist|sind|war|kostet|kosten|verlangt)|welche\w*|wer ist)\b",
         "fr": r"\b(combien|quel\w*|qu'est-ce que|que coûte|qui est)\b",
         "es": r"\b(cuánt\w*|cuál\w*|qué es|qué cobra|quién es)\b",

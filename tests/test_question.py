@@ -63,6 +63,7 @@ def test_language(text: str, lang: str | None) -> None:
         ("The bakery did a night shift in 2024", "value", False),  # "did" mid-sentence asks nothing
         ("What fraction of the flour order came from the mill?", "value", False),  # "what <noun> of"
         ("What oven did the bakery buy?", "value", False),
+        ("What role have the ovens played in the bakery's success?", "other", False),  # a history, not a value
         ("Quillmate Voice", "other", False),  # no language: nothing is promoted
     ],
 )
