@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,6 +96,28 @@ def example_graph(
             yield st
         finally:
             st.close()
+
+
+SHARED_BUILD = "test_shared_build"  # meta key: which shared build the graph holds (clear() deletes it)
+
+
+def shared_build(connection: Connection, name: str, build: Callable[[Store], dict[str, Any]]) -> dict[str, Any]:
+    """Build the graph with `build` unless it already holds the build `name` (the previous test used it too),
+    and return what `build` returned. Only for tests that never write: any test that writes starts from a
+    cleared graph (the `store` fixture, a vault switch), and clearing deletes the mark, so a later test
+    builds again."""
+    st = Store(connection)
+    try:
+        mark = st.get_meta(SHARED_BUILD)
+        if mark.get("name") == name:
+            return dict(json.loads(mark["result"]))
+        st.clear()
+        st.drop_vector_index()
+        result = build(st)
+        st.set_meta(SHARED_BUILD, {"name": name, "result": json.dumps(result, sort_keys=True)})
+        return result
+    finally:
+        st.close()
 
 
 def make_config(vault: Path, **flags: object) -> Config:

@@ -262,8 +262,10 @@ def test_we_reads_as_the_vaults_owner_for_a_value(built: Store) -> None:
     ks, index, private = KnowledgeStore(built), SearchIndex(built), Filters(include_private=True)
     result = graph_search(index, ks, EMB, "How many customers do we have now?", filters=private).to_json()
     assert "'we' read as Lumen Ledger Ltd, the entity most claims are about" in result["question"]["rules"]
-    demoted = [r for r in result["results"] if r.get("demoted")]
+    demoted = [r for r in result["results"] if r.get("demoted") and not r["path"].startswith("ChatGPT/")]
     assert demoted and all("customer_count" in r["demoted"] for r in demoted)
+    chats = [r for r in result["results"] if r["path"].startswith("ChatGPT/") and r.get("demoted")]
+    assert all("a saved AI chat" in r["demoted"] for r in chats)  # what the AI was told is not the record
     assert not any(r.get("promoted") for r in result["results"])
     assert result["results"][0]["path"] == "Company/Metrics/Metrics dashboard.md"
     happened = graph_search(index, ks, EMB, "Did we ever open an office in Berlin?", filters=private).to_json()

@@ -6,15 +6,17 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from conftest import shared_build
 from graphdump import dump
 
 from kb.cli import cli
-from kb.store import KnowledgeStore, Store
+from kb.store import Connection, KnowledgeStore, Store
 
 
 def invoke(*args: str) -> dict[str, Any]:
@@ -31,12 +33,31 @@ def built(kb_env: Path, example_vault: Path, store: Store, monkeypatch: pytest.M
     return invoke("refresh")["knowledge"]
 
 
+@pytest.fixture
+def built_once(
+    kb_env: Path, example_vault: Path, connection: Connection, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, Any]:
+    """The same layer as `built`, built once for consecutive tests that only read it (they take `reader`)."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("KB_VAULT", str(example_vault))
+    return shared_build(connection, "knowledge: example vault", lambda _: dict(invoke("refresh")["knowledge"]))
+
+
+@pytest.fixture
+def reader(connection: Connection) -> Iterator[Store]:
+    """A store over the graph as it is (not cleared)."""
+    st = Store(connection)
+    yield st
+    st.close()
+
+
 def one(store: Store, query: str) -> Any:
     rows = store.read(query)
     return rows[0][next(iter(rows[0]))]
 
 
-def test_refresh_writes_the_layer_from_the_cache_alone(built: dict[str, Any], store: Store) -> None:
+def test_refresh_writes_the_layer_from_the_cache_alone(built_once: dict[str, Any], reader: Store) -> None:
+    built, store = built_once, reader
     assert built["status"] == "built" and built["extracted"] == 0 and built["cached"] == 34
     assert built["counts"]["entities"] > 50 and built["counts"]["claims"] > 200
     assert {t["path"] for t in built["triage"]} == {
@@ -58,7 +79,9 @@ def test_refresh_writes_the_layer_from_the_cache_alone(built: dict[str, Any], st
     )
 
 
-def test_identity_company_product_namesakes_and_alias(built: dict[str, Any], store: Store) -> None:
+@pytest.mark.usefixtures("built_once")
+def test_identity_company_product_namesakes_and_alias(reader: Store) -> None:
+    store = reader
     names = {r["n"]: r["t"] for r in store.read("MATCH (e:Entity) RETURN e.name AS n, e.type AS t")}
     assert names["Lumen Ledger Ltd"] == "Organization" and names["Lumen Books"] == "Product"
     assert names["Mira Havel"] == "Person" and names.get("Mira Castell") == "Person"
@@ -67,7 +90,9 @@ def test_identity_company_product_namesakes_and_alias(built: dict[str, Any], sto
     assert "Ledgerly" in merged["a"] and '"rule": "alias"' in merged["log"]
 
 
-def test_timeline_superseded_conflict_and_plan(built: dict[str, Any], store: Store) -> None:
+@pytest.mark.usefixtures("built_once")
+def test_timeline_superseded_conflict_and_plan(reader: Store) -> None:
+    store = reader
     conflict = store.read(
         "MATCH (a:Claim {attribute: 'customer_count'})-[:CONFLICTS_WITH]-(b:Claim) "
         "WHERE a.note_date = '2024-06-30' RETURN a.value AS a, b.value AS b ORDER BY a"
@@ -87,12 +112,22 @@ def test_timeline_superseded_conflict_and_plan(built: dict[str, Any], store: Sto
     assert one(store, "MATCH (p:Claim {modality: 'plan'})-[:FOLLOWED_BY]->(f:Claim) RETURN count(*)") > 0
 
 
-def test_hubs_and_canonical_notes(built: dict[str, Any], store: Store) -> None:
+@pytest.mark.usefixtures("built_once")
+def test_hubs_and_canonical_notes(reader: Store) -> None:
+    store = reader
     hubs = {r["n"] for r in store.read("MATCH (e:HubEntity) RETURN e.name AS n")}
     assert "Lumen Ledger Ltd" in hubs and "Harrow Freight" not in hubs
     described = store.read("MATCH (e:Entity)-[:DESCRIBED_BY]->(n:Note) RETURN e.name AS e, n.path AS p ORDER BY e")
     assert {"e": "AutoMatch", "p": "wiki/entities/AutoMatch.md"} in described
     assert KnowledgeStore(store).owner() == {"key": "thing:lumen ledger", "name": "Lumen Ledger Ltd"}  # "we"
+
+
+def test_entities_show_gives_the_timeline_current_first(built_once: dict[str, Any]) -> None:
+    shown = invoke("entities", "show", "Lumen Ledger Ltd")
+    counts = [r["claim"] for r in shown["claims"] if r["claim"]["attribute"] == "customer_count"]
+    assert counts[0]["is_current"] and counts[0]["value"] == "341 (current)"
+    result = CliRunner().invoke(cli, ["entities", "show", "HIS"])
+    assert result.exit_code == 1 and "no entity named 'HIS'" in result.output
 
 
 def test_an_override_wins(built: dict[str, Any], store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,14 +139,6 @@ def test_an_override_wins(built: dict[str, Any], store: Store, tmp_path: Path, m
     assert one(store, "MATCH (e:Entity {name: 'Ledgerly'}) RETURN count(e)") == 1
     log = invoke("entities", "merges")["rows"]
     assert any(r["rule"] == "vetoed" and "ledgerly" in r["from"] for r in log)
-
-
-def test_entities_show_gives_the_timeline_current_first(built: dict[str, Any]) -> None:
-    shown = invoke("entities", "show", "Lumen Ledger Ltd")
-    counts = [r["claim"] for r in shown["claims"] if r["claim"]["attribute"] == "customer_count"]
-    assert counts[0]["is_current"] and counts[0]["value"] == "341 (current)"
-    result = CliRunner().invoke(cli, ["entities", "show", "HIS"])
-    assert result.exit_code == 1 and "no entity named 'HIS'" in result.output
 
 
 def test_rebuild_is_identical_under_two_hash_seeds(built: dict[str, Any], store: Store) -> None:

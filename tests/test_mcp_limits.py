@@ -78,7 +78,8 @@ def test_bombs_end_cleanly_and_the_server_answers_the_next_query(
     for name in queries:
         is_error, text, _ = out[name + " then"]
         assert not is_error and json.loads(text)["rows"] == [{"n": notes}], (name, text)
-    assert out["slow"][0] and out["slow"][1].startswith("timeout: ") and out["slow"][2] < 2 + GRACE_S + 2
+    # stopped soon after the 2 s timeout (uncapped, the query runs for hours); a loaded machine takes seconds more
+    assert out["slow"][0] and out["slow"][1].startswith("timeout: ") and out["slow"][2] < 2 + GRACE_S + 10
     assert out["nested"][0] and out["nested"][1].startswith("refused: brackets nest 3000 deep")
     assert out["heap"][0] and out["heap"][1].startswith("out of memory: "), out["heap"][1]
     huge = json.loads(out["one huge row"][1])

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import make_config
+from conftest import EXAMPLE_VAULT, make_config, shared_build
 
 from kb.embed.onnx import OnnxEmbedder
 from kb.embeddings import EmbedStep
@@ -17,13 +18,28 @@ from kb.progress import Bars
 from kb.refresh import Summary, refresh
 from kb.search.fusion import FUSION_PRESETS, FusionConfig
 from kb.search.hybrid import Filters, fuse, fuse_passages, hybrid_search, lucene_query, per_chunk
-from kb.store import SearchIndex, Store
+from kb.store import Connection, SearchIndex, Store
 
 EMB = OnnxEmbedder()
 
 
 def build(store: Store, vault: Path, embedder: object = EMB, reembed: bool = False) -> Summary:
     return refresh(store, make_config(vault), Bars(quiet=True), EmbedStep(embedder, reembed=reembed))  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def example_store(connection: Connection, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """The example vault's structure and vectors, built once for consecutive tests that only read it."""
+
+    def make(st: Store) -> dict[str, Any]:
+        vault = tmp_path_factory.mktemp("example") / "vault"
+        shutil.copytree(EXAMPLE_VAULT, vault, symlinks=True)
+        return dict(build(st, vault).to_json())
+
+    shared_build(connection, "search: example vault", make)
+    st = Store(connection)
+    yield st
+    st.close()
 
 
 def paths(result: dict) -> list[str]:  # type: ignore[type-arg]
@@ -34,12 +50,53 @@ def search(store: Store, q: str, **kw: object) -> dict:  # type: ignore[type-arg
     return hybrid_search(SearchIndex(store), EMB, q, **kw).to_json()  # type: ignore[arg-type]
 
 
-def test_finds_the_right_notes(store: Store, example_vault: Path) -> None:
-    build(store, example_vault)
+def test_finds_the_right_notes(example_store: Store) -> None:
+    store = example_store
     assert "People/Tobias Reinholt.md" in paths(search(store, "Who is the partner at Kestrel Capital?", k=3))
     hit = search(store, "AutoMatch match rate", k=5)["results"][0]
     assert hit["path"] == "wiki/entities/AutoMatch.md" and hit["date"] == "2023-11-20"
     assert hit["chunks"][0]["text"] and hit["keyword_rank"] and hit["vector_rank"]
+
+
+def test_tag_and_date_filters(example_store: Store) -> None:
+    store = example_store
+    tagged = search(store, "customers", filters=Filters(tag="metric"))
+    assert tagged["results"] and all(p.startswith("Company/Metrics/") for p in paths(tagged))
+    dated = search(store, "pricing", filters=Filters(since="2025-01-01"))
+    assert dated["results"] and all(r["chunks"][0]["date"] >= "2025-01-01" for r in dated["results"])
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        '"unclosed',
+        "price: per seat",
+        "AutoMatch AND OR NOT",
+        "*",
+        "[x TO",
+        "a\\b (",
+        "~fuzzy^2 && || !",
+        "/regex/",
+        "?",
+    ],
+)
+def test_hostile_lucene_is_escaped(example_store: Store, q: str) -> None:
+    result = search(example_store, q, k=5)
+    assert isinstance(result["results"], list)
+
+
+def test_same_question_same_order(example_store: Store) -> None:
+    store = example_store
+    runs = [search(store, "what did the board say about hiring?") for _ in range(3)]
+    assert len({json.dumps(r["results"], sort_keys=True) for r in runs}) == 1
+
+
+def test_a_leg_of_weight_zero_is_not_run(example_store: Store) -> None:
+    store = example_store
+    kw = search(store, "AutoMatch match rate", k=5, fusion=FUSION_PRESETS["keyword"])
+    vec = search(store, "AutoMatch match rate", k=5, fusion=FUSION_PRESETS["vector"])
+    assert kw["results"] and all(r["vector_rank"] is None for r in kw["results"]) and kw["timing"]["vector_ms"] < 1
+    assert vec["results"] and all(r["keyword_rank"] is None for r in vec["results"])
 
 
 def test_filters_are_inside_the_index_query(store: Store, example_vault: Path) -> None:
@@ -61,35 +118,6 @@ def test_filters_are_inside_the_index_query(store: Store, example_vault: Path) -
     }
     unfiltered = search(store, "pricing decision for client files", k=10)
     assert any(p.startswith("Zzz/") for p in paths(unfiltered))
-
-
-def test_tag_and_date_filters(store: Store, example_vault: Path) -> None:
-    build(store, example_vault)
-    tagged = search(store, "customers", filters=Filters(tag="metric"))
-    assert tagged["results"] and all(p.startswith("Company/Metrics/") for p in paths(tagged))
-    dated = search(store, "pricing", filters=Filters(since="2025-01-01"))
-    assert dated["results"] and all(r["chunks"][0]["date"] >= "2025-01-01" for r in dated["results"])
-
-
-@pytest.mark.parametrize(
-    "q",
-    [
-        '"unclosed',
-        "price: per seat",
-        "AutoMatch AND OR NOT",
-        "*",
-        "[x TO",
-        "a\\b (",
-        "~fuzzy^2 && || !",
-        "/regex/",
-        "?",
-    ],
-)
-def test_hostile_lucene_is_escaped(store: Store, example_vault: Path, q: str) -> None:
-    if not store.get_meta("embedder"):
-        build(store, example_vault)
-    result = search(store, q, k=5)
-    assert isinstance(result["results"], list)
 
 
 def test_lucene_query_builder() -> None:
@@ -118,12 +146,6 @@ def test_private_notes_only_on_request(store: Store, example_vault: Path, tmp_pa
     assert public.private_folders == ()
     refresh(store, public, Bars(quiet=True), EmbedStep(EMB), unmark_private=True)  # Journal made public: vectors move
     assert any(p.startswith("Journal/") for p in paths(search(store, question, k=20)))
-
-
-def test_same_question_same_order(store: Store, example_vault: Path) -> None:
-    build(store, example_vault)
-    runs = [search(store, "what did the board say about hiring?") for _ in range(3)]
-    assert len({json.dumps(r["results"], sort_keys=True) for r in runs}) == 1
 
 
 def test_fusion_ties_break_on_id() -> None:
@@ -213,11 +235,3 @@ def test_each_leg_ranks_a_chunk_at_its_best_passage() -> None:
     assert [h.id for h in weighted] == ["c2", "c1"]  # the vector leg now counts more
     by_passage = fuse_passages(kw, vec, FusionConfig(rrf_k=10, passage_fusion=True))
     assert [h.id for h in by_passage] == ["c1", "c2"] and by_passage[0].score == 1 / 11  # no passage in both legs
-
-
-def test_a_leg_of_weight_zero_is_not_run(store: Store, example_vault: Path) -> None:
-    build(store, example_vault)
-    kw = search(store, "AutoMatch match rate", k=5, fusion=FUSION_PRESETS["keyword"])
-    vec = search(store, "AutoMatch match rate", k=5, fusion=FUSION_PRESETS["vector"])
-    assert kw["results"] and all(r["vector_rank"] is None for r in kw["results"]) and kw["timing"]["vector_ms"] < 1
-    assert vec["results"] and all(r["keyword_rank"] is None for r in vec["results"])
