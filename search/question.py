@@ -90,6 +90,15 @@ NOW_RULES: dict[str, str] = {
     "zh": r"目前|现在|当前|最新|如今|还",
 }
 
+# words that ask when something happened: the record of the event answers, whatever value replaced it later
+WHEN_RULES: dict[str, str] = {
+    "en": r"\bwhen\b",
+    "de": r"\bwann\b",
+    "fr": r"\bquand\b",
+    "es": r"\bcuándo\b",
+    "zh": r"什么时候|何时|哪一年|哪年",
+}
+
 # words by which the asker speaks for the company the vault is about ("our ARR", "wie viel Cash hatten wir")
 FIRST_PERSON: dict[str, frozenset[str]] = {
     "en": frozenset("we our ours us".split()),
@@ -114,6 +123,7 @@ class Question:
     rules: tuple[str, ...] = field(default=())  # the rules that fired, for the output
     first_person: bool = False  # speaks as "we": a question naming no entity asks about the vault's owner
     asked_from: int = 0  # where the last sentence starts: what is asked, after any sentences of context
+    asks_when: bool = False  # asks when something happened
 
     @property
     def period(self) -> DateRange | None:
@@ -163,8 +173,11 @@ def parse(text: str, today: dt.date | None = None) -> Question:
     lang = language(text)
     intent, rules = _intent(text, lang)
     words = tuple(dict.fromkeys(w.lower() for w in WORD.findall(text)))
-    now = bool(lang and re.search(NOW_RULES[lang], text.lower()))
     ranges = tuple(resolve(text, today or dt.date.today(), lang))
+    asked_from = max((m.end() for m in SENTENCE_BREAK.finditer(text) if text[m.end() :].strip()), default=0)
+    # a sentence of context may say "these days"; a question that names its own date asks about that date
+    own_date = any(r.at >= asked_from for r in ranges)
+    now = bool(lang and re.search(NOW_RULES[lang], (text[asked_from:] if own_date else text).lower()))
     if intent == "other" and ranges and lang is not None:
         intent, rules = "value", rules + ["a date asks for the value then"]
     if intent == "other" and now:
@@ -181,7 +194,7 @@ def parse(text: str, today: dt.date | None = None) -> Question:
         if lang == "zh"
         else bool(set(words) & FIRST_PERSON.get(lang or "", set()))
     )
-    asked_from = max((m.end() for m in SENTENCE_BREAK.finditer(text) if text[m.end() :].strip()), default=0)
+    when = bool(lang and re.search(WHEN_RULES[lang], text.lower()))
     return Question(
-        text, lang, words, frozenset(stems(words) | abbrev), ranges, intent, now, tuple(rules), we, asked_from
+        text, lang, words, frozenset(stems(words) | abbrev), ranges, intent, now, tuple(rules), we, asked_from, when
     )

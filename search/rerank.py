@@ -74,6 +74,8 @@ def standing(row: dict[str, Any], q: Question, as_of: str | None) -> str:
             start, end = as_of, as_of
         elif period:
             start, end = period.start, period.end
+        elif q.asks_when:
+            return "states"  # when it happened: the record of the event, whatever value replaced it later
         else:
             return "outdated"  # a later value replaced it: the note that records that says what became of it
         return "states" if claim_when(c) <= end and not replaced_by(row, start) else "outdated"  # stood then

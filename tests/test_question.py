@@ -84,6 +84,14 @@ def test_the_period_asked_is_the_last_sentence_s() -> None:
     assert parse("How many loaves in 2024 and 2025?", TODAY).period is None
 
 
+def test_now_in_a_sentence_of_context_does_not_hide_the_date_asked() -> None:
+    q = parse("Sourdough is our best seller these days. Back in mid-2023, how many loaves did we sell a week?", TODAY)
+    assert not q.now and q.period is not None and q.period.start == "2023-06-01"
+    assert parse("We sold 40 loaves in 2024. How many do we sell these days?", TODAY).now  # the question's own now
+    assert parse("Wann haben wir die zweite Filiale eröffnet?", TODAY).asks_when
+    assert not parse("Did we open a second shop?", TODAY).asks_when
+
+
 def test_period_and_readings() -> None:
     q = parse("How many stores did we run in Q2 last year?", TODAY)
     assert q.period is not None and (q.period.start, q.period.end) == ("2025-04-01", "2025-06-30")

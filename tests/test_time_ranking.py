@@ -294,3 +294,12 @@ def test_a_saved_ai_chat_is_a_suggestion_unless_the_question_asks_what_the_ai_sa
     followed = parse("ChatGPT proposed a second store. Did we ever open it?", TODAY)  # what we did: not in a chat
     assert set(chat_standings(results, followed, ("Chats",))) == set(chats)
     assert chat_standings(results, q, ("Elsewhere",)) == {}
+
+
+def test_a_replaced_value_still_says_when_it_happened() -> None:
+    """ "When did Crumb pass 30 stores?": the note recording it answers, although a later count replaced it; "did
+    Crumb ever have 30 stores?" with no date reads the replaced count as outdated (what became of it is newer)."""
+    passed = row("30 stores, first time", "2025-review.md", "2025-06-30", sup="41")
+    when = parse("When did Crumb first pass 30 stores?", TODAY)
+    assert standing(passed, when, None) == "states"
+    assert standing(passed, parse("Did Crumb ever have 30 stores?", TODAY), None) == "outdated"
