@@ -94,7 +94,7 @@ NUMBER_WORDS = {
 }
 LAST_N = re.compile(
     r"(?i)\b(?:the\s+)?(?:past|last|letzten|vergangenen)\s+(?:(\d{1,3}|[a-zäöüß]+)\s+)?"
-    r"(days?|weeks?|months?|years?|tagen?|wochen|monaten?|jahren?)\b"
+    r"(days?|weeks?|months?|years?|tag(?:e|en)?|wochen?|monat(?:e|en)?|jahr(?:e|en)?)\b"
 )
 POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 SINCE = re.compile(r"(?i)(\bsince|\bseit|\bdepuis|\bdesde|自从?|从)\s*$")
@@ -195,8 +195,8 @@ def _last_n(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
     out = []
     for m in LAST_N.finditer(text):
         count, unit = m.group(1), m.group(2).lower()
-        if count is None and not m.group(0).lower().lstrip("the ").startswith("past"):
-            continue  # "last year" is the calendar year before
+        if count is None and not {"past", "vergangenen"} & set(m.group(0).lower().split()):
+            continue  # "last year" is the calendar year before; "the past year" the twelve months to today
         n = 1 if count is None else int(count) if count.isdigit() else NUMBER_WORDS.get(count.lower())
         if n is None or n <= 0:
             continue

@@ -94,6 +94,7 @@ def test_the_past_n_units_run_up_to_today() -> None:
         "letzten drei Monaten=2026-09-01..2026-12-01"
     ]
     assert read("What changed in the past year?") == ["the past year=2025-12-01..2026-12-01"]
+    assert read("Was ist im vergangenen Jahr passiert?", "de") == ["vergangenen Jahr=2025-12-01..2026-12-01"]
     assert read("What did we earn last year?") == ["last year=2025-01-01..2025-12-31"]  # the calendar year
 
 
