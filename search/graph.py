@@ -11,13 +11,12 @@ import time
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from kb.config import in_folder
 from kb.embed import Embedder, vector_languages
 from kb.search.current import as_of_rows, current_only, lead_claims, promote
 from kb.search.hybrid import MAX_TERM_CHARS, Filters, hybrid_search, notes_for_chunks, question_vector
 from kb.search.lines import Line, claim_lines, link_line
 from kb.search.question import Question, parse
-from kb.search.rerank import chat_standings, demote, relevant, speaks_of_the_ai, standings
+from kb.search.rerank import chat_standings, demote, is_ai_chat, relevant, speaks_of_the_ai, standings
 from kb.search.results import GraphReport, NoteResult, QuestionReading, SearchResult
 from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
@@ -262,7 +261,7 @@ def _rerank(
         )
         leads = [r for r in leads if r["claim"]["note_path"] not in hearsay]  # whatever such a note quotes
         if not speaks_of_the_ai(q, cfg.ai_chat_folders):  # a value quoted to an AI is not the vault's record
-            leads = [r for r in leads if not in_folder(r["claim"]["note_path"].rpartition("/")[0], cfg.ai_chat_folders)]
+            leads = [r for r in leads if not is_ai_chat(r["claim"]["note_path"], cfg.ai_chat_folders)]
         narrowed = filters is not None and filters.active()
         reason = f"states the value as of {at}" if at else "states the current value"
         period = (q.period.start, q.period.end) if q.period and not as_of else None

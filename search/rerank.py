@@ -190,6 +190,11 @@ def standings(
 ASKS_THE_AI = frozenset("ai ki ia chatgpt gpt claude llm gemini copilot chatbot assistant".split())
 
 
+def is_ai_chat(path: str, folders: tuple[str, ...]) -> bool:
+    """Whether the note at `path` is a saved AI chat (in one of the AI-chat folders)."""
+    return in_folder(path.rpartition("/")[0], folders)
+
+
 def speaks_of_the_ai(q: Question, folders: tuple[str, ...]) -> bool:
     """Whether the question asks what an AI said: it names the AI or an AI-chat folder, and does not ask whether
     we did something ("did we follow ChatGPT's advice?": a chat holds what the AI said, never what was done)."""
@@ -203,11 +208,7 @@ def chat_standings(results: list[NoteResult], q: Question, folders: tuple[str, .
     the price); none when the question asks what the AI said."""
     if speaks_of_the_ai(q, folders):
         return {}
-    return {
-        r.path: Standing(r.path, "not_fact", "a saved AI chat")
-        for r in results
-        if in_folder(r.path.rpartition("/")[0], folders)
-    }
+    return {r.path: Standing(r.path, "not_fact", "a saved AI chat") for r in results if is_ai_chat(r.path, folders)}
 
 
 def demote(
