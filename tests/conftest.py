@@ -120,6 +120,14 @@ def shared_build(connection: Connection, name: str, build: Callable[[Store], dic
         st.close()
 
 
+@pytest.fixture
+def reader(connection: Connection) -> Iterator[Store]:
+    """A store over the graph as it is (not cleared): for tests on a `shared_build`."""
+    st = Store(connection)
+    yield st
+    st.close()
+
+
 def make_config(vault: Path, **flags: object) -> Config:
     """A Config for pipeline tests (no config file, no environment)."""
     return load_config(home=TEST_HOME / "cfg", env={}, flags={"vault": str(vault), **flags})

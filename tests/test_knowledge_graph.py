@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +40,6 @@ def built_once(
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("KB_VAULT", str(example_vault))
     return shared_build(connection, "knowledge: example vault", lambda _: dict(invoke("refresh")["knowledge"]))
-
-
-@pytest.fixture
-def reader(connection: Connection) -> Iterator[Store]:
-    """A store over the graph as it is (not cleared)."""
-    st = Store(connection)
-    yield st
-    st.close()
 
 
 def one(store: Store, query: str) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ def build(store: Store, vault: Path, embedder: object = EMB, reembed: bool = Fal
 
 
 @pytest.fixture
-def example_store(connection: Connection, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+def example_store(connection: Connection, reader: Store, tmp_path_factory: pytest.TempPathFactory) -> Store:
     """The example vault's structure and vectors, built once for consecutive tests that only read it."""
 
     def make(st: Store) -> dict[str, Any]:
@@ -37,9 +37,7 @@ def example_store(connection: Connection, tmp_path_factory: pytest.TempPathFacto
         return dict(build(st, vault).to_json())
 
     shared_build(connection, "search: example vault", make)
-    st = Store(connection)
-    yield st
-    st.close()
+    return reader
 
 
 def paths(result: dict) -> list[str]:  # type: ignore[type-arg]
