@@ -70,6 +70,29 @@ SEASON_START = {
     **dict.fromkeys(("autumn", "fall", "herbst", "automne", "otoño"), 9),
     **dict.fromkeys(("winter", "hiver", "invierno"), 12),
 }
+# a month with a year named in words: "in August last year", "the end of June this year", "im Mai letzten Jahres",
+# "en avril l'année dernière", "en marzo del año pasado" (dateparser reads the month and the year as two ranges)
+MONTHS: dict[str, int] = {
+    name: n
+    for names in (
+        "january february march april may june july august september october november december",
+        "januar februar märz april mai juni juli august september oktober november dezember",
+        "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+        "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
+    )
+    for n, name in enumerate(names.split(), start=1)
+}
+RELATIVE_YEAR: dict[str, int] = {  # the phrase, and how many years before today's
+    **dict.fromkeys(("last year", "l'année dernière", "l'an dernier", "el año pasado", "del año pasado"), 1),
+    **dict.fromkeys(("letztes jahr", "letzten jahres", "vergangenen jahres", "vorigen jahres"), 1),
+    **dict.fromkeys(("this year", "dieses jahr", "dieses jahres", "cette année", "este año", "de este año"), 0),
+    **dict.fromkeys(("next year", "nächstes jahr", "nächsten jahres", "l'année prochaine", "el año que viene"), -1),
+}
+MONTH_OF_YEAR = re.compile(
+    r"(?i)(?<![\w-])(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\s+(?:of\s+)?("
+    + "|".join(re.escape(p) for p in sorted(RELATIVE_YEAR, key=len, reverse=True))
+    + r")(?!\w)"
+)
 # a length of time or a rate ("six weeks", "a month", "3 hours a week", "zwei Wochen", "每月") is not a date:
 # a relative date says which way it counts ("six weeks ago", "last month", "vor zwei Wochen", "两周前")
 TIME_UNIT = re.compile(
@@ -186,6 +209,14 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
             add(m, _month_span(year, 12, 1))
     for m in SEASON.finditer(text):
         add(m, _month_span(int(m.group(2)), SEASON_START[m.group(1).lower()], 3))
+    for m in MONTH_OF_YEAR.finditer(text):
+        if m.group(1).lower() == "may" and not re.search(r"(?i)\b(in|of|by|since|until|early|late|mid)\s+$", text[: m.start()]):
+            continue  # "reps may this year …": the verb, not the month
+        year = today.year - RELATIVE_YEAR[m.group(2).lower()]
+        span = _month_span(year, MONTHS[m.group(1).lower()], 1)
+        if SINCE.search(text[: m.start()]):
+            span = (span[0], today)  # "since March this year" reads to today
+        add(m, span)
     return out
 
 

@@ -111,6 +111,23 @@ def test_a_quarter_without_a_year_takes_the_year_the_question_names() -> None:
     assert read("Churn in the last quarter") == ["last quarter=2026-07-01..2026-09-30"]  # the quarter before
 
 
+def test_a_month_with_a_year_in_words_is_that_month() -> None:
+    assert read("How many loaves did we bake at the end of July last year?") == [
+        "July last year=2025-07-01..2025-07-31"
+    ]
+    assert read("When we closed the café in October this year, what was left in stock?") == [
+        "October this year=2026-10-01..2026-10-31"
+    ]
+    assert read("Wie viele Brote haben wir im Mai letzten Jahres verkauft?", "de") == [
+        "Mai letzten Jahres=2025-05-01..2025-05-31"
+    ]
+    assert read("Combien de pains en avril l'année dernière ?", "fr") == [
+        "avril l'année dernière=2025-04-01..2025-04-30"
+    ]
+    assert read("Orders since March this year") == ["March this year=2026-03-01..2026-12-01"]  # to today
+    assert read("Bakers may this year want rye") == ["this year=2026-01-01..2026-12-31"]  # "may", the verb
+
+
 def test_a_possessive_year_is_read() -> None:
     assert [r.split("=")[1] for r in read("What share of last year's bread sales came from cafés?")] == [
         "2025-01-01..2025-12-31"
