@@ -99,6 +99,14 @@ WHEN_RULES: dict[str, str] = {
     "zh": r"什么时候|何时|哪一年|哪年",
 }
 
+# a question in the past tense that names no date, no "now" and no outcome asks what was said or done at an event
+# it names ("At the kickoff, what did we agree?", "What was her verdict on the draft?"): the record of that event
+# answers, and what is current, outdated or only planned since does not apply. English only: a tense other
+# languages mark otherwise reads as before (re-ranked)
+PAST_RULES: dict[str, str] = {"en": r"\b(did|was|were|had)\b"}
+# words that ask for how things ended up, which is the state since ("What did we end up doing?")
+OUTCOME_RULES: dict[str, str] = {"en": r"\b(end(s|ed)? up|in the end|eventually|so far|by now|ever|still)\b"}
+
 # words by which the asker speaks for the company the vault is about ("our ARR", "wie viel Cash hatten wir")
 FIRST_PERSON: dict[str, frozenset[str]] = {
     "en": frozenset("we our ours us".split()),
@@ -124,6 +132,7 @@ class Question:
     first_person: bool = False  # speaks as "we": a question naming no entity asks about the vault's owner
     asked_from: int = 0  # where the last sentence starts: what is asked, after any sentences of context
     asks_when: bool = False  # asks when something happened
+    past_event: bool = False  # asks, in the past tense and naming no date, what was said or done then (PAST_RULES)
 
     @property
     def period(self) -> DateRange | None:
@@ -137,8 +146,9 @@ class Question:
         return [r.reading() for r in self.ranges]
 
     def asks_for_state(self) -> bool:
-        """A question the claim-aware re-ranking serves: a value, a change, whether something happened."""
-        return self.intent in ("value", "change", "happened")
+        """A question the claim-aware re-ranking serves: a value (not one of a past event), a change, whether
+        something happened."""
+        return self.intent in ("change", "happened") or (self.intent == "value" and not self.past_event)
 
 
 def language(text: str) -> str | None:
@@ -195,6 +205,28 @@ def parse(text: str, today: dt.date | None = None) -> Question:
         else bool(set(words) & FIRST_PERSON.get(lang or "", set()))
     )
     when = bool(lang and re.search(WHEN_RULES[lang], text.lower()))
+    past = intent == "value" and _past_event(text[asked_from:].lower(), text.lower(), lang, bool(ranges or now))
+    if past:
+        rules.append("past tense, no date: asks about an event, hybrid order kept")
     return Question(
-        text, lang, words, frozenset(stems(words) | abbrev), ranges, intent, now, tuple(rules), we, asked_from, when
+        text,
+        lang,
+        words,
+        frozenset(stems(words) | abbrev),
+        ranges,
+        intent,
+        now,
+        tuple(rules),
+        we,
+        asked_from,
+        when,
+        past,
     )
+
+
+def _past_event(asked: str, whole: str, lang: str | None, dated: bool) -> bool:
+    """Whether the asked sentence is in the past tense (PAST_RULES) with no date, no "now" and no outcome word."""
+    rule, outcome = PAST_RULES.get(lang or ""), OUTCOME_RULES.get(lang or "")
+    if dated or rule is None or not re.search(rule, asked):
+        return False
+    return not (outcome and re.search(outcome, whole))

@@ -137,3 +137,23 @@ def test_small_shared_words_ask_for_no_attribute() -> None:
     assert attribute_stems("tickets_per_month") == ["month", "ticket"]
     q = parse("How many seats did the bakery sign for, and at what price per seat?", TODAY)
     assert {"seat", "price", "bakery"} <= q.stems and not {"per", "many"} & q.stems
+
+
+def test_a_past_event_without_a_date_keeps_hybrid_order() -> None:
+    """ "At the tasting, what did we agree?" asks for the record of that event: what is current or outdated since
+    does not apply, so the re-ranking is not asked for; a date, "now" or an outcome word asks for a state again."""
+    event = parse("At the tasting, what did Ana and I agree on the rye price?", TODAY)
+    assert event.intent == "value" and event.past_event and not event.asks_for_state()
+    assert "past tense, no date: asks about an event, hybrid order kept" in event.rules
+    assert parse("What was the baker's verdict on the new oven?", TODAY).past_event
+    for text in (
+        "What did we end up charging for rye?",  # the outcome: the state since
+        "What was the rye price in 2024?",  # a date: the value then
+        "What was the latest rye price?",  # "latest": now
+        "What does a rye loaf cost?",  # present tense
+        "Did the café ever open?",  # did it happen: re-read in any tense
+    ):
+        q = parse(text, TODAY)
+        assert not q.past_event and q.asks_for_state(), text
+    german = parse("Was hat Ana beim Treffen zum Roggenpreis gesagt?", TODAY)
+    assert german.lang == "de" and not german.past_event  # English only: other languages read as before
