@@ -16,22 +16,87 @@ PARSED_LANGUAGES = ("en", "de", "fr", "es", "zh")
 YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 # Q3 2024 / Q3 last year / 2024-Q3 / 2024 Q3; the year may be missing (then the latest past such quarter)
 QUARTER = re.compile(r"(?i)(?:(?<!\d)((?:19|20)\d\d)[\s-]*)?\bQ([1-4])\b(?:[\s-]*((?:19|20)\d\d)(?!\d))?")
-CJK_QUARTER = re.compile(r"(?:((?:19|20)\d\d)年)?第([一二三四1-4])季度")
+CJK_QUARTER = re.compile(r"(?:((?:19|20)\d\d)年|(去年|今年|前年))?第([一二三四1-4])季度")
+CJK_YEARS_BACK = {"去年": 1, "今年": 0, "前年": 2}
 CJK_DIGIT = {"一": 1, "二": 2, "三": 3, "四": 4, "1": 1, "2": 2, "3": 3, "4": 4}
 LAST_QUARTER = re.compile(
     r"(?i)\b(last quarter|previous quarter|letzte[sn]? quartal|vorige[sn]? quartal|"
     r"dernier trimestre|trimestre dernier|último trimestre)\b|上个?季度|上一季度"
 )
 THIS_QUARTER = re.compile(r"(?i)\b(this quarter|dieses quartal|ce trimestre|este trimestre)\b|本季度|这个季度")
-LAST_YEAR = re.compile(r"(?i)\b(last year|letzte[sn]? jahr|l'année dernière|el año pasado)\b|去年")
 # "mid-2023", "halfway through 2023", "the middle of 2023", "Mitte 2023", "mi-2023", "2023年年中": the middle of
 # a year, read as June (the half-year's end)
 MID_YEAR = re.compile(
     r"(?i)\b(?:mid-?|(?:half|mid)way through\s+|middle of\s+|mitte\s+|mi-)((?:19|20)\d\d)(?!\d)|"
     r"((?:19|20)\d\d)年年?中"
 )
+# a year named in words: "last year", "dieses Jahr", "two years ago", "vor zwei Jahren", "il y a deux ans", "the year
+# before last"; each phrase with how many years before today's it is (YEARS_AGO: a count)
+RELATIVE_YEAR: dict[str, int] = {
+    **dict.fromkeys(("last year", "l'année dernière", "l'an dernier", "el año pasado", "del año pasado"), 1),
+    **dict.fromkeys(("letztes jahr", "letzten jahr", "letzten jahres", "vergangenen jahres", "vorigen jahres"), 1),
+    **dict.fromkeys(("this year", "dieses jahr", "dieses jahres", "cette année", "este año", "de este año"), 0),
+    **dict.fromkeys(("next year", "nächstes jahr", "nächsten jahres", "l'année prochaine", "el año que viene"), -1),
+    "the year before last": 2,
+}
+COUNT_WORDS = {
+    **{w: n for n, w in enumerate("zero one two three four five six seven eight nine ten".split())},
+    **{w: n for n, w in enumerate("null ein zwei drei vier fünf sechs sieben acht neun zehn".split())},
+    **{w: n for n, w in enumerate("zéro un deux trois quatre cinq six sept huit neuf dix".split())},
+    **{w: n for n, w in enumerate("cero uno dos tres cuatro cinco seis siete ocho nueve diez".split())},
+    "a": 1,
+    "einem": 1,
+}
+_COUNT = r"(?:\d{1,2}|" + "|".join(sorted(COUNT_WORDS, key=len, reverse=True)) + r")"
+YEARS_AGO = re.compile(
+    rf"(?i)(?:({_COUNT})\s+years?\s+ago|vor\s+({_COUNT})\s+jahren|il y a\s+({_COUNT})\s+ans?|hace\s+({_COUNT})\s+años?)"
+)
+_YEAR_WORDS = (
+    "(?:"
+    + "|".join(re.escape(p) for p in sorted(RELATIVE_YEAR, key=len, reverse=True))
+    + "|"
+    + YEARS_AGO.pattern[4:]
+    + ")"
+)
+YEAR_WORDS = re.compile(r"(?i)" + _YEAR_WORDS + r"(?!\w)")
+
+
+def years_back(phrase: str) -> int | None:
+    """How many years before today's a year named in words is ("two years ago": 2); None if it names none."""
+    low = " ".join(phrase.lower().split())
+    if low in RELATIVE_YEAR:
+        return RELATIVE_YEAR[low]
+    if low.startswith("vorletzte"):
+        return 2  # "vorletztes Jahr", "im vorletzten Jahr", "des vorletzten Jahres"
+    m = YEARS_AGO.fullmatch(low)
+    if not m:
+        return None
+    count = next(g for g in m.groups() if g)
+    return int(count) if count.isdigit() else COUNT_WORDS[count]
+
+
+# a month with a year named in words: "in August last year", "the end of June this year", "im Mai letzten Jahres",
+# "en avril l'année dernière", "in March two years ago" (dateparser reads the month and the year as two ranges)
+MONTHS: dict[str, int] = {
+    name: n
+    for names in (
+        "january february march april may june july august september october november december",
+        "januar februar märz april mai juni juli august september oktober november dezember",
+        "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+        "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
+    )
+    for n, name in enumerate(names.split(), start=1)
+}
+MAY_MONTH = re.compile(r"(?i)\b(in|of|by|since|until|early|late|mid)\s+$")  # "in May", not "reps may"
+MONTH_OF_YEAR = re.compile(
+    r"(?i)(?<![\w-])("
+    + "|".join(sorted(MONTHS, key=len, reverse=True))
+    + r")\s+(?:of\s+|de\s+|del\s+)?("
+    + _YEAR_WORDS
+    + r")(?!\w)"
+)
 # "the fourth quarter of 2024", "Q4" spelt out: ordinal + quarter word + a year (or "last year"/"this year")
-_YEAR_REF = r"((?:19|20)\d\d|last year|this year|letzte[sn]? jahr|dieses jahr|l'année dernière|cette année)"
+_YEAR_REF = r"((?:19|20)\d\d|" + _YEAR_WORDS + ")"
 ORDINAL_QUARTER = re.compile(
     r"(?i)\b(first|1st|second|2nd|third|3rd|fourth|4th|final|last|erste[sn]?|zweite[sn]?|dritte[sn]?|vierte[sn]?|"
     r"letzte[sn]?|premier|deuxième|second|troisième|quatrième|dernier|primer|segundo|tercer|cuarto|último|"
@@ -55,10 +120,17 @@ HALF = re.compile(
 # a year's end or start: "end of 2024", "year-end 2024", "Ende 2024", "fin 2024", "2024年底" (December);
 # "early 2024", "Anfang 2024", "début 2024", "2024年初" (January to March); "late 2024" (October to December)
 YEAR_PART = re.compile(
-    r"(?i)\b(?:(end|close) of|year-end|(start|beginning) of|(early|late)|(ende|anfang)|"
+    r"(?i)\b(?:(end|close) of|year-end|(start|beginning) of|(early|late|going into|heading into)|(ende|anfang)|"
     r"(fin|début|finales|principios)(?: de)?)\s+((?:19|20)\d\d)(?!\d)|\b((?:19|20)\d\d)\s+year-end\b|"
-    r"((?:19|20)\d\d)年(底|末|初)"
+    r"((?:19|20)\d\d)年(底|末|初)|\b(?:when|as|before)\s+((?:19|20)\d\d)\s+(?:ended|closed|drew to a close)\b"
 )
+# the same with the year in words: "the end of last year", "the close of the year four years ago", "Ende letzten
+# Jahres", "early this year"; and a year in words alone that dateparser does not read ("the year before last")
+YEAR_PART_WORDS = re.compile(
+    r"(?i)\b(?:(end|close) of|(start|beginning) of|(early|late)|(ende|anfang)|(fin|début)(?: de)?)\s+"
+    r"(?:the year\s+)?(" + _YEAR_WORDS + r")(?!\w)"
+)
+YEAR_ALONE = re.compile(r"(?i)\b(the year before last|vorletzte[sn]? jahr(?:es)?)\b")
 # seasons, read as the northern hemisphere's: "spring 2024", "Sommer 2023", "l'hiver 2024" (December to February)
 SEASON = re.compile(
     r"(?i)\b(spring|summer|autumn|fall|winter|frühling|frühjahr|sommer|herbst|printemps|été|automne|hiver|"
@@ -70,29 +142,6 @@ SEASON_START = {
     **dict.fromkeys(("autumn", "fall", "herbst", "automne", "otoño"), 9),
     **dict.fromkeys(("winter", "hiver", "invierno"), 12),
 }
-# a month with a year named in words: "in August last year", "the end of June this year", "im Mai letzten Jahres",
-# "en avril l'année dernière", "en marzo del año pasado" (dateparser reads the month and the year as two ranges)
-MONTHS: dict[str, int] = {
-    name: n
-    for names in (
-        "january february march april may june july august september october november december",
-        "januar februar märz april mai juni juli august september oktober november dezember",
-        "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
-        "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
-    )
-    for n, name in enumerate(names.split(), start=1)
-}
-RELATIVE_YEAR: dict[str, int] = {  # the phrase, and how many years before today's
-    **dict.fromkeys(("last year", "l'année dernière", "l'an dernier", "el año pasado", "del año pasado"), 1),
-    **dict.fromkeys(("letztes jahr", "letzten jahres", "vergangenen jahres", "vorigen jahres"), 1),
-    **dict.fromkeys(("this year", "dieses jahr", "dieses jahres", "cette année", "este año", "de este año"), 0),
-    **dict.fromkeys(("next year", "nächstes jahr", "nächsten jahres", "l'année prochaine", "el año que viene"), -1),
-}
-MONTH_OF_YEAR = re.compile(
-    r"(?i)(?<![\w-])(" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\s+(?:of\s+)?("
-    + "|".join(re.escape(p) for p in sorted(RELATIVE_YEAR, key=len, reverse=True))
-    + r")(?!\w)"
-)
 # a length of time or a rate ("six weeks", "a month", "3 hours a week", "zwei Wochen", "每月") is not a date:
 # a relative date says which way it counts ("six weeks ago", "last month", "vor zwei Wochen", "两周前")
 TIME_UNIT = re.compile(
@@ -158,10 +207,10 @@ def _span(when: dt.date, period: str) -> tuple[dt.date, dt.date]:
 
 
 def _year_of(ref: str, today: dt.date) -> int:
-    """A year written as digits, or as last year / this year in one of the languages read."""
+    """A year written as digits, or in words ("last year", "two years ago") in one of the languages read."""
     if ref.isdigit():
         return int(ref)
-    return today.year - 1 if LAST_YEAR.fullmatch(ref) else today.year
+    return today.year - (years_back(ref) or 0)
 
 
 def _month_span(year: int, first: int, months: int) -> tuple[dt.date, dt.date]:
@@ -179,9 +228,11 @@ def _context_year(text: str, at: int, q: int, today: dt.date) -> int:
 
 def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
     """Quarters, halves, a year's end or start and seasons written in words, with their character spans."""
-    out = []
+    out: list[tuple[int, int, DateRange]] = []
 
     def add(m: re.Match[str], span: tuple[dt.date, dt.date]) -> None:
+        if any(a < m.end() and m.start() < b for a, b, _ in out):
+            return  # inside a phrase read before: "the second quarter the year before last" is one period
         out.append((m.start(), m.end(), DateRange(m.group(0).strip(), span[0].isoformat(), span[1].isoformat())))
 
     for m in ORDINAL_QUARTER.finditer(text):
@@ -199,20 +250,32 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
             half, year = 1 if m.group(6) == "上" else 2, int(m.group(5))
         add(m, _month_span(year, 1 + 6 * (half - 1), 6))
     for m in YEAR_PART.finditer(text):
-        year = int(m.group(6) or m.group(7) or m.group(8))
+        year = int(m.group(6) or m.group(7) or m.group(8) or m.group(10))
         word = next((g for g in (m.group(i) for i in (1, 2, 3, 4, 5, 9)) if g), "end").lower()
-        if word in ("start", "beginning", "early", "anfang", "début", "principios", "初"):
+        if word in ("start", "beginning", "early", "going into", "heading into", "anfang", "début", "principios", "初"):
             add(m, _month_span(year, 1, 3))
         elif word == "late":
             add(m, _quarter(year, 4))
         else:
             add(m, _month_span(year, 12, 1))
+    for m in YEAR_PART_WORDS.finditer(text):
+        year = today.year - (years_back(m.group(6)) or 0)
+        word = next((g for g in m.groups()[:5] if g), "end").lower()
+        if word in ("start", "beginning", "early", "anfang", "début"):
+            add(m, _month_span(year, 1, 3))
+        elif word == "late":
+            add(m, _quarter(year, 4))
+        else:
+            add(m, _month_span(year, 12, 1))
+    for m in YEAR_ALONE.finditer(text):
+        year = today.year - (years_back(m.group(1)) or 0)
+        add(m, _month_span(year, 1, 12))
     for m in SEASON.finditer(text):
         add(m, _month_span(int(m.group(2)), SEASON_START[m.group(1).lower()], 3))
     for m in MONTH_OF_YEAR.finditer(text):
-        if m.group(1).lower() == "may" and not re.search(r"(?i)\b(in|of|by|since|until|early|late|mid)\s+$", text[: m.start()]):
+        if m.group(1).lower() == "may" and not MAY_MONTH.search(text[: m.start()]):
             continue  # "reps may this year …": the verb, not the month
-        year = today.year - RELATIVE_YEAR[m.group(2).lower()]
+        year = today.year - (years_back(m.group(2)) or 0)
         span = _month_span(year, MONTHS[m.group(1).lower()], 1)
         if SINCE.search(text[: m.start()]):
             span = (span[0], today)  # "since March this year" reads to today
@@ -252,12 +315,12 @@ def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
         q = int(m.group(2))
         year_s = m.group(1) or m.group(3)
         last = None if year_s else re.compile(r"\s*(?:of\s+)?").match(text, m.end())
-        last_year = LAST_YEAR.match(text, last.end()) if last else None
-        end_at = last_year.end() if last_year else m.end()
+        named = YEAR_WORDS.match(text, last.end()) if last else None
+        end_at = named.end() if named else m.end()
         if year_s:
             year = int(year_s)
-        elif last_year:
-            year = today.year - 1  # "Q3 last year", "Q3 letztes Jahr"
+        elif named:
+            year = today.year - (years_back(named.group(0)) or 0)  # "Q3 last year", "Q2 two years ago"
         else:
             year = _context_year(text, m.start(), q, today)
         start, end = _quarter(year, q)
@@ -265,8 +328,11 @@ def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
             (m.start(), end_at, DateRange(text[m.start() : end_at].strip(), start.isoformat(), end.isoformat()))
         )
     for m in CJK_QUARTER.finditer(text):
-        q = CJK_DIGIT[m.group(2)]
-        year = int(m.group(1)) if m.group(1) else _latest_quarter(q, today)
+        q = CJK_DIGIT[m.group(3)]
+        if m.group(1):
+            year = int(m.group(1))
+        else:
+            year = today.year - CJK_YEARS_BACK[m.group(2)] if m.group(2) else _latest_quarter(q, today)
         start, end = _quarter(year, q)
         rest.append((m.start(), m.end(), DateRange(m.group(0), start.isoformat(), end.isoformat())))
     for m in MID_YEAR.finditer(text):

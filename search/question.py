@@ -90,6 +90,11 @@ NOW_RULES: dict[str, str] = {
     "zh": r"目前|现在|当前|最新|如今|还",
 }
 
+# "were still active when 2022 ended": "still" after a past-tense verb, in a question naming a date, is still at that
+# date, not now (English; other languages read "noch", "encore", "还" as now, as before)
+PAST_STILL: dict[str, str] = {"en": r"\b(was|were|had|did)\s+(?:\S+\s+){0,3}(still|anymore)\b"}
+STRICT_NOW: dict[str, str] = {"en": r"\b(current(ly)?|now|today|latest|most recent|these days|at the moment)\b"}
+
 # words that ask when something happened: the record of the event answers, whatever value replaced it later
 WHEN_RULES: dict[str, str] = {
     "en": r"\bwhen\b",
@@ -133,6 +138,7 @@ class Question:
     asked_from: int = 0  # where the last sentence starts: what is asked, after any sentences of context
     asks_when: bool = False  # asks when something happened
     past_event: bool = False  # asks, in the past tense and naming no date, what was said or done then (PAST_RULES)
+    today: str = ""  # the day relative dates were read against (ISO)
 
     @property
     def period(self) -> DateRange | None:
@@ -140,6 +146,10 @@ class Question:
         sentence of context ("After the May 2024 upgrade … What share by the third quarter?"), the one its last
         sentence names, if it names any."""
         asked = [r for r in self.ranges if r.at >= self.asked_from] or list(self.ranges)  # the question's own
+        over = [r for r in asked if self.today and r.end < self.today]
+        if self.intent == "value" and len(over) == 1 and len(asked) > 1:
+            asked = over  # "the target for the end of this year, and where were we last quarter?": a period not yet
+            # over, beside one that is, is what is aimed at; the value on record is the finished period's
         return asked[0] if len(asked) == 1 and not self.now else None
 
     def readings(self) -> list[str]:
@@ -183,11 +193,15 @@ def parse(text: str, today: dt.date | None = None) -> Question:
     lang = language(text)
     intent, rules = _intent(text, lang)
     words = tuple(dict.fromkeys(w.lower() for w in WORD.findall(text)))
-    ranges = tuple(resolve(text, today or dt.date.today(), lang))
+    day = today or dt.date.today()
+    ranges = tuple(resolve(text, day, lang))
     asked_from = max((m.end() for m in SENTENCE_BREAK.finditer(text) if text[m.end() :].strip()), default=0)
     # a sentence of context may say "these days"; a question that names its own date asks about that date
     own_date = any(r.at >= asked_from for r in ranges)
-    now = bool(lang and re.search(NOW_RULES[lang], (text[asked_from:] if own_date else text).lower()))
+    judged = (text[asked_from:] if own_date else text).lower()
+    now = bool(lang and re.search(NOW_RULES[lang], judged))
+    if now and ranges and lang in PAST_STILL and re.search(PAST_STILL[lang], judged):
+        now = bool(re.search(STRICT_NOW[lang], judged))  # "still" at the date the question names
     if intent == "other" and ranges and lang is not None:
         intent, rules = "value", rules + ["a date asks for the value then"]
     if intent == "other" and now:
@@ -221,6 +235,7 @@ def parse(text: str, today: dt.date | None = None) -> Question:
         asked_from,
         when,
         past,
+        day.isoformat(),
     )
 
 

@@ -128,6 +128,28 @@ def test_a_month_with_a_year_in_words_is_that_month() -> None:
     assert read("Bakers may this year want rye") == ["this year=2026-01-01..2026-12-31"]  # "may", the verb
 
 
+def test_a_year_counted_back_in_words() -> None:
+    assert read("How many loaves did we sell in Q2 two years ago?") == ["Q2 two years ago=2024-04-01..2024-06-30"]
+    assert read("Brotumsatz im dritten Quartal vor zwei Jahren?", "de") == [
+        "dritten Quartal vor zwei Jahren=2024-07-01..2024-09-30"
+    ]
+    assert read("Rye sales in March three years ago") == ["March three years ago=2023-03-01..2023-03-31"]
+    assert read("Who baked for us in the second quarter the year before last?") == [
+        "second quarter the year before last=2024-04-01..2024-06-30"
+    ]
+    assert read("Brot im vorletzten Jahr", "de") == ["vorletzten Jahr=2024-01-01..2024-12-31"]
+    assert read("去年第三季度卖了多少面包？", "zh") == ["去年第三季度=2025-07-01..2025-09-30"]
+
+
+def test_a_year_end_or_start_in_words() -> None:
+    assert read("How many bakers did we have at the close of the year four years ago?") == [
+        "close of the year four years ago=2022-12-01..2022-12-31"
+    ]
+    assert read("Wie viel Mehl hatten wir Ende letzten Jahres?", "de") == ["Ende letzten Jahres=2025-12-01..2025-12-31"]
+    assert read("How many cafés were still open when 2022 ended?") == ["when 2022 ended=2022-12-01..2022-12-31"]
+    assert read("Our biggest wholesale customer going into 2024") == ["going into 2024=2024-01-01..2024-03-31"]
+
+
 def test_a_possessive_year_is_read() -> None:
     assert [r.split("=")[1] for r in read("What share of last year's bread sales came from cafés?")] == [
         "2025-01-01..2025-12-31"

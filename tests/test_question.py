@@ -157,3 +157,20 @@ def test_a_past_event_without_a_date_keeps_hybrid_order() -> None:
         assert not q.past_event and q.asks_for_state(), text
     german = parse("Was hat Ana beim Treffen zum Roggenpreis gesagt?", TODAY)
     assert german.lang == "de" and not german.past_event  # English only: other languages read as before
+
+
+def test_still_after_a_past_verb_is_still_at_the_date_named() -> None:
+    """ "were still open when 2022 ended" asks about the end of 2022; "do we still …" asks about now, also after
+    a sentence of context naming a year."""
+    then = parse("How many cafés were still open when 2022 ended?", TODAY)
+    assert not then.now and then.period is not None and then.period.start == "2022-12-01"
+    assert parse("Do we still bake rye, as we did in 2023?", TODAY).now
+    assert parse("In 2023 we stopped baking rye. Do we still sell it at all?", TODAY).now
+    assert parse("Was the café still open in 2024, and is it open now?", TODAY).now  # "now" says so
+
+
+def test_a_period_not_yet_over_beside_one_that_is_is_the_target() -> None:
+    q = parse("How many cafés are we aiming for by the end of this year, and how many did we have last quarter?", TODAY)
+    assert q.period is not None and (q.period.start, q.period.end) == ("2026-07-01", "2026-09-30")
+    both_over = parse("How many loaves did we sell in 2024 and in 2025?", TODAY)
+    assert both_over.period is None  # two finished periods: none is the one asked
