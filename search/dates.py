@@ -226,6 +226,19 @@ def _context_year(text: str, at: int, q: int, today: dt.date) -> int:
     return years[-1] if years else _latest_quarter(q, today)
 
 
+START_WORDS = frozenset(
+    ("start", "beginning", "early", "going into", "heading into", "anfang", "début", "principios", "初")
+)
+
+
+def _year_part(year: int, word: str) -> tuple[dt.date, dt.date]:
+    """A year's start (its first quarter), its late part (the fourth) or its end (December)."""
+    word = word.lower()
+    if word in START_WORDS:
+        return _month_span(year, 1, 3)
+    return _quarter(year, 4) if word == "late" else _month_span(year, 12, 1)
+
+
 def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
     """Quarters, halves, a year's end or start and seasons written in words, with their character spans."""
     out: list[tuple[int, int, DateRange]] = []
@@ -251,22 +264,10 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
         add(m, _month_span(year, 1 + 6 * (half - 1), 6))
     for m in YEAR_PART.finditer(text):
         year = int(m.group(6) or m.group(7) or m.group(8) or m.group(10))
-        word = next((g for g in (m.group(i) for i in (1, 2, 3, 4, 5, 9)) if g), "end").lower()
-        if word in ("start", "beginning", "early", "going into", "heading into", "anfang", "début", "principios", "初"):
-            add(m, _month_span(year, 1, 3))
-        elif word == "late":
-            add(m, _quarter(year, 4))
-        else:
-            add(m, _month_span(year, 12, 1))
+        add(m, _year_part(year, next((g for g in (m.group(i) for i in (1, 2, 3, 4, 5, 9)) if g), "end")))
     for m in YEAR_PART_WORDS.finditer(text):
         year = today.year - (years_back(m.group(6)) or 0)
-        word = next((g for g in m.groups()[:5] if g), "end").lower()
-        if word in ("start", "beginning", "early", "anfang", "début"):
-            add(m, _month_span(year, 1, 3))
-        elif word == "late":
-            add(m, _quarter(year, 4))
-        else:
-            add(m, _month_span(year, 12, 1))
+        add(m, _year_part(year, next((g for g in m.groups()[:5] if g), "end")))
     for m in YEAR_ALONE.finditer(text):
         year = today.year - (years_back(m.group(1)) or 0)
         add(m, _month_span(year, 1, 12))
