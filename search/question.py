@@ -174,10 +174,24 @@ def language(text: str) -> str | None:
     return ranked[0] if best > second and (best >= 2 or second == 0) else None
 
 
+# a question opening with a clause of context ("When we went from $19 to $29, did any old customers keep the old
+# price?") asks what its main clause asks: the clause's words ("went from", "when") set no intent
+OPENING_CLAUSE: dict[str, str] = {  # English only: other languages read the whole question, as before
+    "en": r"^\s*(when|after|before|since|once|now that|back when|while)\b"
+    r"(?!\s+(did|do|does|was|were|is|are|has|have|had|will|would|can|could|should)\b)[^,?]*,\s*(?=\S)",
+}
+
+
+def main_clause(text: str, lang: str | None) -> str:
+    """The question without an opening clause of context, if it has one."""
+    rule = OPENING_CLAUSE.get(lang or "")
+    return re.sub(rule, "", text, count=1, flags=re.IGNORECASE) if rule else text
+
+
 def _intent(text: str, lang: str | None) -> tuple[str, list[str]]:
     if lang is None:
         return "other", ["language not recognised: hybrid order kept"]
-    low = text.lower()
+    low = main_clause(text, lang).lower()
     # a rule that reads the question's first word reads every sentence's: "The chat warned against X. Did we
     # follow it?" asks whether something happened as "Did we follow it?" alone does
     parts = [low] + [p for p in SENTENCE_BREAK.split(low)[1:] if p.strip()]
@@ -218,7 +232,7 @@ def parse(text: str, today: dt.date | None = None) -> Question:
         if lang == "zh"
         else bool(set(words) & FIRST_PERSON.get(lang or "", set()))
     )
-    when = bool(lang and re.search(WHEN_RULES[lang], text.lower()))
+    when = bool(lang and re.search(WHEN_RULES[lang], main_clause(text, lang).lower()))
     past = intent == "value" and _past_event(text[asked_from:].lower(), text.lower(), lang, bool(ranges or now))
     if past:
         rules.append("past tense, no date: asks about an event, hybrid order kept")

@@ -174,3 +174,14 @@ def test_a_period_not_yet_over_beside_one_that_is_is_the_target() -> None:
     assert q.period is not None and (q.period.start, q.period.end) == ("2026-07-01", "2026-09-30")
     both_over = parse("How many loaves did we sell in 2024 and in 2025?", TODAY)
     assert both_over.period is None  # two finished periods: none is the one asked
+
+
+def test_an_opening_clause_of_context_sets_no_intent() -> None:
+    """ "When we went from $3 to $4 a loaf, did any café keep the old price?" asks whether something happened:
+    the clause's "went from" asks for no change, and its "when" asks no date; a question opening with
+    "When did …" is still a when-question."""
+    q = parse("When we went from $3 to $4 a loaf, did any café keep the old price?", TODAY)
+    assert q.intent == "happened" and not q.asks_when
+    assert parse("When did the café open?", TODAY).asks_when
+    assert parse("When did bread prices change, and how?", TODAY).intent == "change"
+    assert parse("After the move, how has rye demand changed?", TODAY).intent == "change"
