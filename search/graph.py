@@ -16,7 +16,15 @@ from kb.search.current import as_of_rows, current_only, lead_claims, promote
 from kb.search.hybrid import MAX_TERM_CHARS, Filters, hybrid_search, notes_for_chunks, question_vector
 from kb.search.lines import Line, claim_lines, link_line
 from kb.search.question import Question, parse
-from kb.search.rerank import chat_standings, demote, is_ai_chat, relevant, speaks_of_the_ai, standings
+from kb.search.rerank import (
+    chat_standings,
+    demote,
+    is_ai_chat,
+    nearest_record_first,
+    relevant,
+    speaks_of_the_ai,
+    standings,
+)
 from kb.search.results import GraphReport, NoteResult, QuestionReading, SearchResult
 from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
@@ -279,6 +287,11 @@ def _rerank(
     stand = {**hearsay, **standings(relevant(rows, q, named, margin), q, as_of, note_of)}
     stand.update(chat_standings(results[: cfg.rerank_depth], q, cfg.ai_chat_folders))
     results = demote(results, stand, cfg.anchor_depth, cfg.max_drop)
+    if lift and cfg.promote and margin is not None:
+        # whether something happened: the note of the nearest claim, when it is a fact, leads (measured on the
+        # project's sets: 6 questions gained current-first, none lost; two plain questions lost MRR 1.0 -> 0.5)
+        near_rows = relevant(rows, q, named, margin)
+        results = nearest_record_first(results, near_rows, q, as_of, note_of, cfg.rerank_depth, cfg.ai_chat_folders)
     moved = [{"path": r.path, "why": why} for r in results for why in (r.promoted, r.demoted) if why]
     return results, moved
 

@@ -259,3 +259,30 @@ def _lift_past_capped(
     ]
     moved = {r.path for r in lifted}
     return results[:first] + lifted + [r for r in results[first:] if r.path not in moved]
+
+
+def nearest_record_first(
+    results: list[NoteResult],
+    rows: list[dict[str, Any]],
+    q: Question,
+    as_of: str | None,
+    note_of: dict[str, str] | None,
+    depth: int,
+    chat_folders: tuple[str, ...],
+) -> list[NoteResult]:
+    """For whether something happened: the note of the claim nearest the question (of `rows`, the relevant ones)
+    goes first, when that claim is a fact stating what happened (not a plan, a suggestion or a replaced value),
+    the note is among the first `depth` and is not a saved AI chat; every other note keeps its order."""
+    scored = [r for r in rows if r.get("score") is not None]
+    if q.intent != "happened" or not scored:
+        return results
+    best = max(scored, key=lambda r: (r["score"], str(r["claim"].get("value"))))
+    path = note_path(best, note_of)
+    if standing(best, q, as_of) != "states" or is_ai_chat(path, chat_folders):
+        return results
+    at = next((i for i, r in enumerate(results[:depth]) if r.path == path), None)
+    if not at:
+        return results  # not among them, or first already
+    top = replace(results[at], promoted="states what happened (the claim nearest the question)")
+    out = [top, *results[:at], *results[at + 1 :]]
+    return [replace(r, rank=n) for n, r in enumerate(out, start=1)]

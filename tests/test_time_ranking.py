@@ -11,7 +11,15 @@ from result_helpers import ranked
 
 from kb.search.current import as_of_rows, current_only, lead_claims
 from kb.search.question import parse
-from kb.search.rerank import chat_standings, demote, relevant, speaks_of_the_ai, standing, standings
+from kb.search.rerank import (
+    chat_standings,
+    demote,
+    nearest_record_first,
+    relevant,
+    speaks_of_the_ai,
+    standing,
+    standings,
+)
 
 TODAY = dt.date(2026, 12, 1)
 CHAIN = "thing:crumb"
@@ -303,3 +311,22 @@ def test_a_replaced_value_still_says_when_it_happened() -> None:
     when = parse("When did Crumb first pass 30 stores?", TODAY)
     assert standing(passed, when, None) == "states"
     assert standing(passed, parse("Did Crumb ever have 30 stores?", TODAY), None) == "outdated"
+
+
+def test_the_note_of_the_nearest_claim_leads_when_that_claim_says_what_happened() -> None:
+    """ "When did the harbour store actually open?": the review whose claim is nearest the question, and a fact,
+    goes first; a plan or a chat nearest the question, or a value question, moves nothing."""
+    q = parse("Our 2025 plan said the harbour store opens in spring. When did it actually open?", TODAY)
+    done = row("opened in October 2025", "review.md", "2025-11-01", attribute="harbour_opening", score=0.9)
+    plan = row("spring 2025", "plan.md", "2025-01-01", attribute="harbour_opening", modality="plan", score=0.7)
+    results = ranked("plan.md", "menu.md", "review.md")
+    out = nearest_record_first(results, [plan, done], q, None, None, 20, ("ChatGPT",))
+    assert [r.path for r in out] == ["review.md", "plan.md", "menu.md"]
+    assert out[0].promoted == "states what happened (the claim nearest the question)"
+    nearer_plan = {**plan, "score": 0.95}
+    assert nearest_record_first(results, [nearer_plan, done], q, None, None, 20, ("ChatGPT",)) == results
+    chat = {**done, "claim": {**done["claim"], "note_path": "ChatGPT/harbour.md"}}
+    in_chat = ranked("plan.md", "ChatGPT/harbour.md")
+    assert nearest_record_first(in_chat, [chat], q, None, None, 20, ("ChatGPT",)) == in_chat
+    value = parse("How many stores does Crumb run now?", TODAY)
+    assert nearest_record_first(results, [plan, done], value, None, None, 20, ("ChatGPT",)) == results
