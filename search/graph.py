@@ -284,14 +284,14 @@ def _rerank(
     if not cfg.rerank:
         return results, []
     margin = cfg.claim_margin if q.lang in (cfg.vector_languages or ()) or q.intent == "happened" else None
-    stand = {**hearsay, **standings(relevant(rows, q, named, margin), q, as_of, note_of)}
+    about = relevant(rows, q, named, margin)
+    stand = {**hearsay, **standings(about, q, as_of, note_of)}
     stand.update(chat_standings(results[: cfg.rerank_depth], q, cfg.ai_chat_folders))
     results = demote(results, stand, cfg.anchor_depth, cfg.max_drop)
     if lift and cfg.promote and margin is not None:
         # whether something happened: the note of the nearest claim, when it is a fact, leads (measured on the
         # project's sets: 6 questions gained current-first, none lost; two plain questions lost MRR 1.0 -> 0.5)
-        near_rows = relevant(rows, q, named, margin)
-        results = nearest_record_first(results, near_rows, q, as_of, note_of, cfg.rerank_depth, cfg.ai_chat_folders)
+        results = nearest_record_first(results, about, q, as_of, note_of, cfg.rerank_depth, cfg.ai_chat_folders)
     moved = [{"path": r.path, "why": why} for r in results for why in (r.promoted, r.demoted) if why]
     return results, moved
 

@@ -82,8 +82,10 @@ INTENT_RULES: dict[str, dict[str, str]] = {
 }
 SENTENCE_BREAK = re.compile(r"(?<=[.!?;:])\s+|(?<=[。！？；])|\n+")
 # words that ask for the state now (a question with them and no date asks for the current value)
+_EN_NOW = r"current(ly)?|now|today|latest|most recent|these days|at the moment"
+_EN_PAST = r"did|was|were|had"
 NOW_RULES: dict[str, str] = {
-    "en": r"\b(current(ly)?|now|today|latest|most recent|these days|still|anymore|at the moment)\b",
+    "en": rf"\b({_EN_NOW}|still|anymore)\b",
     "de": r"\b(aktuell\w*|jetzt|heute|derzeit|zurzeit|momentan|noch)\b",
     "fr": r"\b(actuel\w*|maintenant|aujourd'hui|encore|en ce moment)\b",
     "es": r"\b(actual\w*|ahora|hoy|todavía)\b",
@@ -92,8 +94,8 @@ NOW_RULES: dict[str, str] = {
 
 # "were still active when 2022 ended": "still" after a past-tense verb, in a question naming a date, is still at that
 # date, not now (English; other languages read "noch", "encore", "还" as now, as before)
-PAST_STILL: dict[str, str] = {"en": r"\b(was|were|had|did)\s+(?:\S+\s+){0,3}(still|anymore)\b"}
-STRICT_NOW: dict[str, str] = {"en": r"\b(current(ly)?|now|today|latest|most recent|these days|at the moment)\b"}
+PAST_STILL: dict[str, str] = {"en": rf"\b({_EN_PAST})\s+(?:\S+\s+){{0,3}}(still|anymore)\b"}
+STRICT_NOW: dict[str, str] = {"en": rf"\b({_EN_NOW})\b"}  # NOW_RULES without "still" and "anymore"
 
 # words that ask when something happened: the record of the event answers, whatever value replaced it later
 WHEN_RULES: dict[str, str] = {
@@ -108,7 +110,7 @@ WHEN_RULES: dict[str, str] = {
 # it names ("At the kickoff, what did we agree?", "What was her verdict on the draft?"): the record of that event
 # answers, and what is current, outdated or only planned since does not apply. English only: a tense other
 # languages mark otherwise reads as before (re-ranked)
-PAST_RULES: dict[str, str] = {"en": r"\b(did|was|were|had)\b"}
+PAST_RULES: dict[str, str] = {"en": rf"\b({_EN_PAST})\b"}
 # words that ask for how things ended up, which is the state since ("What did we end up doing?")
 OUTCOME_RULES: dict[str, str] = {"en": r"\b(end(s|ed)? up|in the end|eventually|so far|by now|ever|still)\b"}
 
@@ -188,10 +190,11 @@ def main_clause(text: str, lang: str | None) -> str:
     return re.sub(rule, "", text, count=1, flags=re.IGNORECASE) if rule else text
 
 
-def _intent(text: str, lang: str | None) -> tuple[str, list[str]]:
+def _intent(main: str, lang: str | None) -> tuple[str, list[str]]:
+    """The intent of the question's main clause (main_clause)."""
     if lang is None:
         return "other", ["language not recognised: hybrid order kept"]
-    low = main_clause(text, lang).lower()
+    low = main.lower()
     # a rule that reads the question's first word reads every sentence's: "The chat warned against X. Did we
     # follow it?" asks whether something happened as "Did we follow it?" alone does
     parts = [low] + [p for p in SENTENCE_BREAK.split(low)[1:] if p.strip()]
@@ -205,7 +208,8 @@ def _intent(text: str, lang: str | None) -> tuple[str, list[str]]:
 def parse(text: str, today: dt.date | None = None) -> Question:
     """Read a question once; `today` (default: the local date) anchors relative dates."""
     lang = language(text)
-    intent, rules = _intent(text, lang)
+    main = main_clause(text, lang).lower()
+    intent, rules = _intent(main, lang)
     words = tuple(dict.fromkeys(w.lower() for w in WORD.findall(text)))
     day = today or dt.date.today()
     ranges = tuple(resolve(text, day, lang))
@@ -232,7 +236,7 @@ def parse(text: str, today: dt.date | None = None) -> Question:
         if lang == "zh"
         else bool(set(words) & FIRST_PERSON.get(lang or "", set()))
     )
-    when = bool(lang and re.search(WHEN_RULES[lang], main_clause(text, lang).lower()))
+    when = bool(lang and re.search(WHEN_RULES[lang], main))
     past = intent == "value" and _past_event(text[asked_from:].lower(), text.lower(), lang, bool(ranges or now))
     if past:
         rules.append("past tense, no date: asks about an event, hybrid order kept")
