@@ -397,6 +397,27 @@ def _only_short_day(phrase: str, lang: str, today: dt.date) -> bool:
     return not kept or _parser(lang, today).get_date_data(" ".join(kept)).date_obj is None
 
 
+def _number_words(lang: str) -> frozenset[str]:
+    """The words dateparser reads as numbers in `lang` ("one", "zwei", "une"), from its own language data."""
+    from dateparser.languages.loader import default_loader
+
+    simplifications = default_loader.get_locale(lang).info.get("simplifications", [])
+    return frozenset(k for d in simplifications for k, v in d.items() if k.isalpha() and v.isdigit())
+
+
+def _only_numbers(phrase: str, lang: str, today: dt.date) -> bool:
+    """Whether a phrase without digits is a date only by a number word ("the one we" read as January): without
+    its number words and its words of two letters, it no longer reads as a date."""
+    if lang == "zh" or re.search(r"\d", phrase) or TIME_UNIT.search(phrase):
+        return False  # "three years ago": the number counts a unit
+    numbers = _number_words(lang)
+    words = phrase.split()
+    kept = [w for w in words if len(w.strip(".,")) > 2 and w.lower().strip(".,") not in numbers]
+    if len(kept) == len(words) or not any(w.lower().strip(".,") in numbers for w in words):
+        return False
+    return not kept or _parser(lang, today).get_date_data(" ".join(kept)).date_obj is None
+
+
 def _dateparser_hits(text: str, lang: str, today: dt.date) -> list[tuple[str, dt.date, str]]:
     """(phrase, date, period) for each date phrase dateparser finds; a lone short word read as a day ("we"
     as Wednesday) is noise and left out."""
@@ -419,6 +440,8 @@ def _dateparser_hits(text: str, lang: str, today: dt.date) -> list[tuple[str, dt
             continue
         if period in ("day", "time") and not re.search(r"\d", phrase) and _only_short_day(phrase, lang, today):
             continue  # "After we": "we" read as Wednesday
+        if _only_numbers(phrase, lang, today):
+            continue  # "the one we picked": "one" read as January
         if lang != "zh" and single and len(phrase) <= 3:
             continue
         out.append((phrase, when.date(), period))
@@ -443,6 +466,9 @@ def resolve(text: str, today: dt.date, lang: str | None) -> list[DateRange]:
             years = YEAR.findall(phrase)
             if years and period in ("year", "day", "time") and str(when.year) != years[0]:
                 when, period = dt.date(int(years[0]), 1, 1), "year"  # "2024年": dateparser reads year 2
+            context = [int(y) for y in YEAR.findall(text[:at])]
+            if period == "month" and context and not years and not DIRECTION.search(phrase):
+                when = when.replace(year=context[-1])  # "2023 … planned for August": August 2023, as a quarter
             start, end = _span(when, period)
             since = SINCE.search(text[:at])
             if since:

@@ -87,6 +87,26 @@ def test_a_two_letter_word_is_not_a_day() -> None:
     assert read("What did we bake on Monday?") == ["on Monday=2026-11-30..2026-11-30"]
 
 
+def test_a_month_without_a_year_takes_the_year_the_question_names() -> None:
+    # as a quarter does; with no year named it is the latest such month, as before
+    assert read("Our 2023 review planned the new oven for August. Did it arrive in August?")[-1] == (
+        "in August=2023-08-01..2023-08-31"
+    )
+    assert read("Im Rückblick 2023 war der Ofen für August geplant. Kam er im August?", "de")[-1] == (
+        "im August=2023-08-01..2023-08-31"
+    )
+    assert read("Did the new oven arrive in August?") == ["in August=2026-08-01..2026-08-31"]
+    assert read("In 2023 we planned it for last month.")[-1] == "last month=2026-11-01..2026-11-30"
+
+
+def test_a_number_word_alone_is_not_a_month() -> None:
+    # dateparser reads "one" as January and "zwei" as February
+    assert read("Of the ovens we tried, which was the one we kept?") == []
+    assert read("What did we sell in two weeks from the launch?") == []  # a length of time, as before
+    assert read("What did we bake three weeks ago?") == ["three weeks ago=2026-11-09..2026-11-15"]
+    assert read("What did the one shop sell in May 2024?") == ["in May 2024=2024-05-01..2024-05-31"]
+
+
 def test_the_past_n_units_run_up_to_today() -> None:
     assert read("Which bakers left in the past two weeks?") == ["the past two weeks=2026-11-17..2026-12-01"]
     assert read("Who joined in the last 6 months?") == ["the last 6 months=2026-06-01..2026-12-01"]
