@@ -457,7 +457,8 @@ def chunk_details() -> str:
     return (
         "UNWIND $ids AS cid MATCH (c:Chunk {id: cid})-[:IN_NOTE]->(n:Note) "
         "RETURN c.id AS id, c.text AS text, c.breadcrumb AS breadcrumb, c.date AS date, c.tokens AS tokens, "
-        "c.ord AS ord, n.path AS path, n.title AS title, n.date AS note_date, n.aliases AS aliases"
+        "c.ord AS ord, n.path AS path, n.title AS title, n.date AS note_date, n.updated AS note_updated, "
+        "n.aliases AS aliases"
     )
 
 

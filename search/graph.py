@@ -26,6 +26,7 @@ from kb.search.rerank import (
     standings,
 )
 from kb.search.results import GraphReport, NoteResult, QuestionReading, SearchResult
+from kb.search.timeprior import TimePrior, by_time, time_reading
 from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
 
@@ -90,6 +91,8 @@ class GraphConfig:
     ai_chat_folders: tuple[str, ...] = ("ChatGPT",)
     # lines earn their tokens, beside dropping an unpinned line whose own chunk is surely in the context:
     read_notes: bool = True  # ... an unpinned line citing a note whose chunks are surely there
+    # the first notes of a state question fused with their order in time (search/timeprior.py); None: off
+    time_prior: TimePrior | None = TimePrior()
     read_current: bool = True  # ... a pinned current value (no conflict) whose own chunk is surely there: an older
     # value's line stays, it says what replaced it. Measured on the dev, example and time sets: dev q31's gold notes
     # within 8k 0.33 -> 0.67 in graph and auto, no question lost a key fact or a gold note
@@ -100,7 +103,8 @@ PRESETS = {
     "no-trim": GraphConfig(trim=False),
     "wide": GraphConfig(seeds=12, trim_margin=0.25),
     "one-hop": GraphConfig(two_hops=False),
-    "no-promote": GraphConfig(promote=0, rerank=False),
+    "no-promote": GraphConfig(promote=0, rerank=False, time_prior=None),
+    "no-time": GraphConfig(time_prior=None),
     "no-lift": GraphConfig(promote=0),
     "no-rerank": GraphConfig(rerank=False),
 }
@@ -194,6 +198,13 @@ def graph_search(
         # the owner narrows which claims are about what is asked; it lifts notes only for a value in a named
         # period: for "now" its many timelines lifted stale notes ("what do we charge" promoted a 2024 snapshot)
         lift = owner is None or q.period is not None
+        said = time_reading(q, as_of) if cfg.time_prior else None
+        if cfg.time_prior and said:
+            # hybrid's first notes in the order of their dates too; then the claims decide (their promotions and
+            # demotions stand): measured against re-ordering after the claims, MRR 0.698 -> 0.705, current-first
+            # 0.727 -> 0.723 on the project's 14 sets over the shared vault
+            notes = by_time(notes, q, as_of, cfg.time_prior)
+            q = replace(q, rules=(*q.rules, said))
         notes, moved = _rerank(
             index, notes, ctx["claims"], ctx["chunk_claims"], q, cfg, filters, as_of, named_keys, lift
         )

@@ -327,6 +327,7 @@ def _note(rank: int, note: NoteHit, details: dict[str, dict[str, Any]]) -> NoteR
         keyword_rank=note.keyword_rank,
         vector_rank=note.vector_rank,
         chunks=tuple(_chunk(c, details.get(c.id, {})) for c in note.chunks),
+        updated=first.get("note_updated"),
     )
 
 

@@ -60,6 +60,7 @@ class NoteResult:
     chunks: tuple[ChunkResult, ...]
     promoted: str | None = None
     demoted: str | None = None
+    updated: str | None = None  # the note's `updated` date, when its front matter has one
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -72,7 +73,7 @@ class NoteResult:
             "vector_rank": self.vector_rank,
             "chunks": [c.to_json() for c in self.chunks],
         }
-        for key in ("promoted", "demoted"):
+        for key in ("updated", "promoted", "demoted"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
         return out

@@ -36,6 +36,7 @@ MODES = (
     "auto",
     "graph-notrim",
     "graph-nopromote",
+    "graph-notime",
     "graph-current",
 )
 
@@ -149,6 +150,7 @@ def run(
             "auto": lambda: graph_mode(st, emb, mode="auto", today=day, ai_chat_folders=chats),
             "graph-notrim": lambda: graph_mode(st, emb, preset="no-trim", today=day, ai_chat_folders=chats),
             "graph-nopromote": lambda: graph_mode(st, emb, preset="no-promote", today=day, ai_chat_folders=chats),
+            "graph-notime": lambda: graph_mode(st, emb, preset="no-time", today=day, ai_chat_folders=chats),
             "graph-current": lambda: graph_mode(st, emb, current=True, today=day, ai_chat_folders=chats),
         }
         table: dict[str, Mode] = {m: builders[m]() for m in names}

@@ -1,0 +1,94 @@
+"""The time prior: for a question about a state (a value, a change, whether something happened), the first notes
+of the ranking are re-ordered by reciprocal rank over two lists, the ranking itself and the notes ordered by how
+near their dates lie to the time asked. A question about now (or with no period) puts newer notes first, by the
+later of the note's date and its `updated` date (a living page edited last month speaks for last month); a question
+naming a period puts first the notes written in it, then those written after it (a board update in October reports
+the third quarter), and last those written before it (a note cannot record what had not happened yet).
+
+It reads only the dates of the ranked notes, in any language the question rules read, and runs on hybrid's order
+before the claim-aware re-ranking, whose promotions and demotions then stand. Measured on the project's 14 sets
+over the shared vault (382 questions, graph mode with and without it): current-first 0.668 -> 0.723, MRR of the
+time questions 0.681 -> 0.705, of the others 0.696 -> 0.705. Re-ordering after the claims instead gained as much
+current-first (0.727) and less MRR (0.698); reading a living page as spanning creation to `updated` for a period
+too gained current-first but lost MRR, and is not used."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, replace
+
+from kb.search.question import Question
+from kb.search.results import NoteResult
+
+
+@dataclass(frozen=True)
+class TimePrior:
+    """The prior's knobs (GraphConfig holds one)."""
+
+    depth: int = 10  # notes re-ordered; below them the ranking stands
+    weight: float = 1.0  # the date list's weight against the ranking's (1: equal)
+    k: int = 10  # reciprocal rank's constant
+    after: float = 0.5  # a day after the period counts this much ...
+    before: float = 5.0  # ... a day before it this much
+
+
+def _day(value: str | None) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(str(value)[:10]) if value else None
+    except ValueError:
+        return None
+
+
+def latest(note: NoteResult, as_of: str | None = None) -> dt.date | None:
+    """The last day the note speaks for: its date, or its `updated` date when later (and not after `as_of`)."""
+    days = [d for d in (_day(note.date), _day(note.updated)) if d]
+    cap = _day(as_of)
+    if cap:
+        days = [d for d in days if d <= cap] or days[:1]
+    return max(days, default=None)
+
+
+def distance(note: NoteResult, start: str, end: str, prior: TimePrior) -> float | None:
+    """How far the note's date lies from the period, in weighted days (0 inside it)."""
+    day, first, last = _day(note.date), _day(start), _day(end)
+    if day is None or first is None or last is None:
+        return None
+    if first <= day <= last:
+        return 0.0
+    if day < first:
+        return (first - day).days * prior.before
+    return (day - last).days * prior.after
+
+
+def date_keys(notes: list[NoteResult], q: Question, as_of: str | None, prior: TimePrior) -> list[float] | None:
+    """Each note's place in time for the question (smaller first); None when the question asks no time."""
+    period = q.period
+    if period is not None:
+        dists = [distance(n, period.start, period.end, prior) for n in notes]
+        return [d if d is not None else float("inf") for d in dists]
+    if q.now or as_of or q.intent in ("happened", "change"):
+        days = [latest(n, as_of) for n in notes]
+        return [-d.toordinal() if d else float("inf") for d in days]
+    return None
+
+
+def by_time(notes: list[NoteResult], q: Question, as_of: str | None, prior: TimePrior) -> list[NoteResult]:
+    """The first `prior.depth` notes fused with their order in time; the rest as they were."""
+    head, tail = notes[: prior.depth], notes[prior.depth :]
+    keys = date_keys(head, q, as_of, prior)
+    if keys is None or prior.weight == 0 or len(head) < 2:
+        return notes
+    place = {i: r for r, i in enumerate(sorted(range(len(head)), key=lambda i: (keys[i], i)))}
+    fused = {i: 1 / (prior.k + i) + prior.weight / (prior.k + place[i]) for i in range(len(head))}
+    order = sorted(range(len(head)), key=lambda i: (-fused[i], i))
+    return [replace(head[i], rank=r) for r, i in enumerate(order, start=1)] + tail
+
+
+def time_reading(q: Question, as_of: str | None) -> str | None:
+    """What the prior did, for the question's rules."""
+    period = q.period
+    if period is not None:
+        return f"time: notes written in {period.start}..{period.end}, then just after it, first"
+    if q.now or as_of or q.intent in ("happened", "change"):
+        return "time: newer notes first" + (f" (up to {as_of})" if as_of else "")
+    return None
