@@ -8,17 +8,18 @@ from dataclasses import replace
 from result_helpers import note
 
 from kb.search.question import parse
+from kb.search.results import NoteResult
 from kb.search.timeprior import TimePrior, by_time, date_keys, latest, time_reading
 
 TODAY = dt.date(2026, 12, 1)
 PRIOR = TimePrior()
 
 
-def notes(*dated: tuple[str, str | None, str | None]) -> list:  # type: ignore[type-arg]
+def notes(*dated: tuple[str, str | None, str | None]) -> list[NoteResult]:
     return [note(p, n, date=d, updated=u) for n, (p, d, u) in enumerate(dated, start=1)]
 
 
-def paths(ns: list) -> list[str]:  # type: ignore[type-arg]
+def paths(ns: list[NoteResult]) -> list[str]:
     return [n.path for n in ns]
 
 
