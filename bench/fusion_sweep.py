@@ -42,6 +42,8 @@ def variants(which: str) -> dict[str, FusionConfig]:
             out[f"rrf{rrf}-passage-fusion"] = replace(base, rrf_k=rrf, passage_fusion=True)
         for w in (0.7, 1.5):
             out[f"keyword-weight{w}"] = replace(base, keyword_weight=w)
+        for w in (0.5, 0.75):
+            out[f"text-weight{w}"] = replace(base, text_weight=w)
         out["depth200"] = replace(base, keyword_depth=200, vector_depth=200)
     return out
 

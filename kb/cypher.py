@@ -381,6 +381,14 @@ def fulltext_passages() -> str:
     )
 
 
+def fulltext_chunks() -> str:
+    """Whole chunks ranked by their own full-text index (text, breadcrumb, title): the text leg of the fusion."""
+    return (
+        f"CALL db.index.fulltext.queryNodes('{FULLTEXT_INDEX}', $query, {{limit: $limit}}) "
+        "YIELD node, score RETURN node.id AS id, node.note_path AS path, score ORDER BY score DESC, id LIMIT $limit"
+    )
+
+
 def _passage_vectors(private: bool) -> tuple[str, str]:
     """The passage vector index and the property it reads: public, or private."""
     return (PRIVATE_PASSAGE_VECTOR_INDEX, "embedding_private") if private else (PASSAGE_VECTOR_INDEX, "embedding")

@@ -257,6 +257,10 @@ class SearchIndex:
         """Passages by the full-text index, best first; each row names its chunk (`id`) and `passage`."""
         return _rows(self.store, cypher.fulltext_passages(), query=lucene, limit=limit)
 
+    def keyword_chunks(self, lucene: str, limit: int) -> list[dict[str, Any]]:
+        """Whole chunks by their full-text index, best first (rows as `keyword`, without `passage`)."""
+        return _rows(self.store, cypher.fulltext_chunks(), query=lucene, limit=limit)
+
     def vector(
         self, vec: list[float], limit: int, filters: Mapping[str, Any] | None = None, private: bool = False
     ) -> list[dict[str, Any]]:

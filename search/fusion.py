@@ -1,4 +1,5 @@
-"""How hybrid search fuses its two legs: candidate depth per leg, the RRF constant and the leg weights."""
+"""How hybrid search fuses its legs (full-text and vector over passages, full-text over whole chunks): candidate
+depth per leg, the RRF constant and the leg weights."""
 
 from __future__ import annotations
 
@@ -14,16 +15,24 @@ class FusionConfig:
     rrf_k: int = 10  # reciprocal-rank constant: a smaller k rewards the very top ranks more (10 measured best)
     keyword_weight: float = 1.0
     vector_weight: float = 1.0
+    # the third leg: whole chunks by their own full-text index (text, breadcrumb, title). A passage ranks by the
+    # question words it holds in 150 tokens; a chunk by all it holds, so a question whose words spread over a
+    # section finds it (measured in the README's Search section); not with passage_fusion
+    text_depth: int = 100
+    text_weight: float = 1.0
     passage_fusion: bool = False  # fuse passage rankings, then a chunk scores as its best passage (else: each
     # leg ranks chunks by their best passage, then the chunk rankings are fused)
 
     def depth(self, leg: str, k: int) -> int:
         """Candidates to fetch for `leg` when `k` notes are asked for."""
-        return max(self.keyword_depth if leg == "keyword" else self.vector_depth, k * 5)
+        depth = {"keyword": self.keyword_depth, "vector": self.vector_depth, "text": self.text_depth}[leg]
+        return max(depth, k * 5)
 
 
 FUSION_PRESETS = {
     "default": FusionConfig(),
-    "keyword": FusionConfig(vector_weight=0.0),
-    "vector": FusionConfig(keyword_weight=0.0),
+    "keyword": FusionConfig(vector_weight=0.0, text_weight=0.0),
+    "vector": FusionConfig(keyword_weight=0.0, text_weight=0.0),
+    "text": FusionConfig(keyword_weight=0.0, vector_weight=0.0),
+    "passages": FusionConfig(text_weight=0.0),
 }

@@ -1,5 +1,5 @@
-"""Hybrid search: full-text and vector rankings of passages, each chunk at its best passage, fused by reciprocal
-rank, rolled up to notes."""
+"""Hybrid search: full-text and vector rankings of passages, each chunk at its best passage, and the full-text ranking
+of whole chunks, fused by reciprocal rank, rolled up to notes."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ LUCENE_WORD = re.compile(r"\w+", re.UNICODE)
 MAX_TERMS = 64
 MAX_TERM_CHARS = 100  # Lucene splits a token at 255 characters; a longer "word" is noise, not a term
 MAX_EMBED_CHARS = 32000  # about bge-m3's 8k-token window; a 1.6 MB question is not tokenized whole
+CHUNK_FIELDS = ("text", "breadcrumb", "title")  # what the chunks' full-text index reads
 IDEOGRAPH = re.compile(r"[\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 IDEOGRAPH_SPLIT = re.compile(r"([\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
 
@@ -88,13 +89,18 @@ def _split_ideographs(word: str) -> list[str]:
     return [p for p in IDEOGRAPH_SPLIT.split(word) if p]
 
 
-def lucene_query(question: str, filters: Filters | None = None) -> str | None:
+def lucene_query(question: str, filters: Filters | None = None, fields: tuple[str, ...] = ("search",)) -> str | None:
     """A Lucene query from any text: words only, so quotes, colons, AND, * or brackets never break it, and at
-    most MAX_TERMS of them, so a pasted page never exceeds Lucene's clause limit."""
+    most MAX_TERMS of them, so a pasted page never exceeds Lucene's clause limit. `fields`: the passages' one
+    search field, or CHUNK_FIELDS for the chunks' own index."""
     seen = query_terms(question)
     if not seen:
         return None
-    query = "+search:(" + " ".join(seen) + ")"
+    words = " ".join(seen)
+    if len(fields) == 1:
+        query = f"+{fields[0]}:({words})"
+    else:
+        query = "+(" + " ".join(f"{f}:({words})" for f in fields) + ")"
     if filters is None or not filters.include_private:
         query += f" -privacy:{PRIVATE_WORD}"
     if filters is not None:
@@ -123,6 +129,7 @@ class ChunkHit:
     keyword_rank: int | None = None
     vector_rank: int | None = None
     lead: float = 0.0  # the legs' scores, each scaled 0..1 over its ranking: breaks reciprocal-rank ties
+    text_rank: int | None = None  # the chunk's own rank in the chunks' full-text index
 
 
 @dataclass
@@ -132,6 +139,7 @@ class NoteHit:
     keyword_rank: int | None
     vector_rank: int | None
     chunks: list[ChunkHit] = field(default_factory=list)
+    text_rank: int | None = None
 
 
 def fuse(
@@ -139,11 +147,17 @@ def fuse(
     vector: list[dict[str, Any]],
     k: int = RRF_K,
     weights: tuple[float, float] = (1.0, 1.0),
+    text: list[dict[str, Any]] | None = None,
+    text_weight: float = 0.0,
 ) -> list[ChunkHit]:
-    """Weighted reciprocal-rank fusion of two chunk rankings. Ranks tie often (1st and 2nd against 2nd and 1st):
-    then the chunk whose scores stand further above the rest of each leg's ranking wins, then the chunk id."""
+    """Weighted reciprocal-rank fusion of two chunk rankings (three with `text`, the chunks' own full-text
+    ranking). Ranks tie often (1st and 2nd against 2nd and 1st): then the chunk whose scores stand further above
+    the rest of each leg's ranking wins, then the chunk id."""
     hits: dict[str, ChunkHit] = {}
-    for attr, ranking, weight in (("keyword_rank", keyword, weights[0]), ("vector_rank", vector, weights[1])):
+    legs = [("keyword_rank", keyword, weights[0]), ("vector_rank", vector, weights[1])]
+    if text and text_weight > 0:
+        legs.append(("text_rank", text, text_weight))
+    for attr, ranking, weight in legs:
         for rank, (row, scaled) in enumerate(zip(ranking, _scaled(ranking), strict=True), start=1):
             hit = hits.setdefault(row["id"], ChunkHit(row["id"], row["path"]))
             setattr(hit, attr, rank)
@@ -174,6 +188,7 @@ def roll_up(chunks: list[ChunkHit], limit: int, per_note: int) -> list[NoteHit]:
                 _best(h.keyword_rank for h in hits),
                 _best(h.vector_rank for h in hits),
                 hits[:per_note],
+                _best(h.text_rank for h in hits),
             )
         )
     notes.sort(key=lambda n: (-n.score, -by_note[n.path][0].lead, -sum(c.score for c in by_note[n.path]), n.path))
@@ -185,12 +200,18 @@ def _best(ranks: Any) -> int | None:
     return min(values) if values else None
 
 
-def fuse_passages(keyword: list[dict[str, Any]], vector: list[dict[str, Any]], cfg: FusionConfig) -> list[ChunkHit]:
-    """Chunks ranked from two passage rankings; a chunk's ranks are those of its best passage in each leg."""
+def fuse_passages(
+    keyword: list[dict[str, Any]],
+    vector: list[dict[str, Any]],
+    cfg: FusionConfig,
+    text: list[dict[str, Any]] | None = None,
+) -> list[ChunkHit]:
+    """Chunks ranked from two passage rankings (a chunk's ranks are those of its best passage in each leg) and,
+    with chunk-level fusion, the chunks' own full-text ranking `text`."""
     weights = (cfg.keyword_weight, cfg.vector_weight)
     kw, vec = per_chunk(keyword), per_chunk(vector)
     if not cfg.passage_fusion:
-        return fuse(kw, vec, cfg.rrf_k, weights)
+        return fuse(kw, vec, cfg.rrf_k, weights, text, cfg.text_weight)
     ranks = {
         attr: {r["id"]: i for i, r in enumerate(rows, start=1)}
         for attr, rows in (("keyword_rank", kw), ("vector_rank", vec))
@@ -241,6 +262,9 @@ def rank_chunks(
     t0 = time.perf_counter()
     lucene = lucene_query(question, filters) if cfg.keyword_weight > 0 else None
     keyword = index.keyword(lucene, cfg.depth("keyword", k)) if lucene else []
+    whole = cfg.text_weight > 0 and not cfg.passage_fusion
+    chunk_query = lucene_query(question, filters, CHUNK_FIELDS) if whole else None
+    text = index.keyword_chunks(chunk_query, cfg.depth("text", k)) if chunk_query else []
     t1 = time.perf_counter()
     vec = None
     if cfg.vector_weight > 0:
@@ -250,7 +274,7 @@ def rank_chunks(
         index.vector(vec, cfg.depth("vector", k), filters.params(), filters.include_private) if vec is not None else []
     )
     t3 = time.perf_counter()
-    fused = fuse_passages(keyword, vector, cfg)
+    fused = fuse_passages(keyword, vector, cfg, text)
     t4 = time.perf_counter()
     timing = {
         "keyword_ms": (t1 - t0) * 1e3,
@@ -327,6 +351,7 @@ def _note(rank: int, note: NoteHit, details: dict[str, dict[str, Any]]) -> NoteR
         keyword_rank=note.keyword_rank,
         vector_rank=note.vector_rank,
         chunks=tuple(_chunk(c, details.get(c.id, {})) for c in note.chunks),
+        text_rank=note.text_rank,
         updated=first.get("note_updated"),
     )
 
@@ -342,4 +367,5 @@ def _chunk(hit: ChunkHit, d: dict[str, Any], path: str = "") -> ChunkResult:
         keyword_rank=hit.keyword_rank,
         vector_rank=hit.vector_rank,
         path=path,
+        text_rank=hit.text_rank,
     )

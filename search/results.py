@@ -30,6 +30,7 @@ class ChunkResult:
     keyword_rank: int | None
     vector_rank: int | None
     path: str = ""  # the note's path, set only in flat results (elsewhere the note holds it)
+    text_rank: int | None = None  # the chunk's rank in the chunks' own full-text index (the third leg)
 
     def to_json(self) -> dict[str, Any]:
         head = {"path": self.path} if self.path else {}
@@ -43,6 +44,7 @@ class ChunkResult:
             "score": shown_score(self.score),
             "keyword_rank": self.keyword_rank,
             "vector_rank": self.vector_rank,
+            "text_rank": self.text_rank,
         }
 
 
@@ -61,6 +63,7 @@ class NoteResult:
     promoted: str | None = None
     demoted: str | None = None
     updated: str | None = None  # the note's `updated` date, when its front matter has one
+    text_rank: int | None = None  # the best rank of its chunks in the chunks' own full-text index
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -71,6 +74,7 @@ class NoteResult:
             "score": shown_score(self.score),
             "keyword_rank": self.keyword_rank,
             "vector_rank": self.vector_rank,
+            "text_rank": self.text_rank,
             "chunks": [c.to_json() for c in self.chunks],
         }
         for key in ("updated", "promoted", "demoted"):

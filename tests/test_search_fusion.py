@@ -78,3 +78,43 @@ def test_question_words_find_possessives_and_decimals(store: Store, tmp_path: Pa
     # the replaced entries still weigh in Lucene's statistics: the next refresh rebuilds the indexes
     again = refresh(store, make_config(tmp_path / "v"), Bars(quiet=True), None)
     assert again.indexes_rebuilt and keyword_paths(store, "2.9 or 1,600?") == ["People/Team.md"]
+
+
+def test_the_text_leg_lifts_a_chunk_that_holds_all_the_question_words() -> None:
+    # "w" is only third in each passage leg (its words spread over several passages), first as a whole chunk
+    kw = ranking(("a", "A.md", 9.0), ("b", "B.md", 8.0), ("w", "W.md", 7.0))
+    vec = ranking(("b", "B.md", 0.9), ("a", "A.md", 0.8), ("w", "W.md", 0.7))
+    text = ranking(("w", "W.md", 12.0), ("a", "A.md", 6.0))
+    both = fuse_passages(kw, vec, FusionConfig(rrf_k=10, text_weight=0.0), text)
+    assert [h.id for h in both] == ["a", "b", "w"] and all(h.text_rank is None for h in both)
+    three = fuse_passages(kw, vec, FusionConfig(rrf_k=10, text_weight=1.0), text)
+    assert [h.id for h in three] == ["a", "w", "b"]
+    assert {h.id: h.text_rank for h in three} == {"a": 2, "w": 1, "b": None}
+    assert roll_up(three, limit=3, per_note=3)[1].text_rank == 1
+    # passage fusion ranks passages, not chunks: the chunk leg takes no part
+    passages = fuse_passages(kw, vec, FusionConfig(rrf_k=10, passage_fusion=True), text)
+    assert all(h.text_rank is None for h in passages)
+
+
+def test_the_chunk_query_reads_the_chunk_index_fields_with_the_same_filters() -> None:
+    assert lucene_query("Kenji's laptop?", Filters(), ("text", "breadcrumb", "title")) == (
+        "+(text:(kenji s laptop) breadcrumb:(kenji s laptop) title:(kenji s laptop)) -privacy:kbprivate"
+    )
+    assert lucene_query("Kenji's laptop?", Filters()) == "+search:(kenji s laptop) -privacy:kbprivate"
+
+
+def test_the_text_leg_finds_a_section_whose_words_no_passage_holds_together(store: Store, tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    root.mkdir()
+    filler = "la " * 160  # one token each: no 150-token passage reaches from one asked word to the next
+    (root / "Spread.md").write_text(f"# Spread\n\nThe oven broke. {filler} The baker left. {filler} Flour ran out.\n")
+    (root / "Kitchen.md").write_text("# Kitchen\n\nThe oven broke again; the oven man came twice.\n")
+    refresh(store, make_config(root), Bars(quiet=True), None)
+    index = SearchIndex(store)
+    question = "oven baker flour"
+    chunk_query = lucene_query(question, Filters(include_private=True), ("text", "breadcrumb", "title"))
+    assert chunk_query is not None
+    # no passage of Spread.md holds all three words; its one chunk does, and ranks first in the chunk index
+    texts = [r["t"] for r in store.read("MATCH (p:Passage {note_path: 'Spread.md'}) RETURN p.text AS t")]
+    assert len(texts) > 2 and not any(all(w in t.lower() for w in question.split()) for t in texts)
+    assert [r["path"] for r in index.keyword_chunks(chunk_query, 10)][0] == "Spread.md"

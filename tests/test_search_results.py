@@ -15,8 +15,20 @@ from kb.search.results import (
     SearchResult,
 )
 
-CHUNK = ChunkResult("c1", "Q3 > Revenue", "2026-09-30", "ARR 1.2M", 12, 0.0312345678, 1, None)
-NOTE = NoteResult(1, "Reviews/Q3.md", "Q3", "2026-09-30", 0.0312345678, 1, None, (CHUNK,), promoted="states it")
+CHUNK = ChunkResult("c1", "Q3 > Revenue", "2026-09-30", "ARR 1.2M", 12, 0.0312345678, 1, None, text_rank=2)
+NOTE = NoteResult(
+    1,
+    "Reviews/Q3.md",
+    "Q3",
+    "2026-09-30",
+    0.0312345678,
+    1,
+    None,
+    (CHUNK,),
+    promoted="states it",
+    updated="2026-10-02",
+    text_rank=2,
+)
 
 
 def test_hybrid_result_json_is_pinned() -> None:
@@ -38,6 +50,7 @@ def test_hybrid_result_json_is_pinned() -> None:
                     "score": 0.031235,
                     "keyword_rank": 1,
                     "vector_rank": None,
+                    "text_rank": 2,
                     "chunks": [
                         {
                             "id": "c1",
@@ -48,8 +61,10 @@ def test_hybrid_result_json_is_pinned() -> None:
                             "score": 0.031235,
                             "keyword_rank": 1,
                             "vector_rank": None,
+                            "text_rank": 2,
                         }
                     ],
+                    "updated": "2026-10-02",
                     "promoted": "states it",
                 }
             ],
