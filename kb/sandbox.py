@@ -63,6 +63,8 @@ def retrying(work: Callable[[], T]) -> T:
 class PublicStore(Store):
     """A Store whose every read sees only public material, in transactions that are always rolled back."""
 
+    parallel_reads = False  # a call's reads share one transaction (the view), which another thread would not see
+
     def __init__(self, conn: Connection, timeout_s: float, private_folders: Sequence[str] = ()) -> None:
         self.timeout_s = timeout_s
         self.folders = sorted(private_folders)

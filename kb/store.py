@@ -37,6 +37,8 @@ def _version_tuple(text: str) -> tuple[int, ...]:
 class Store:
     """One driver to one database; every method is a domain operation."""
 
+    parallel_reads = True  # every read opens a session of its own, so reads may overlap (the driver is thread-safe)
+
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         try:
@@ -252,6 +254,12 @@ class SearchIndex:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+
+    @property
+    def parallel(self) -> bool:
+        """Whether two look-ups may run at once, each in a session of its own (not so for a store whose calls read
+        through one transaction, as the MCP server's does)."""
+        return self.store.parallel_reads
 
     def keyword(self, lucene: str, limit: int) -> list[dict[str, Any]]:
         """Passages by the full-text index, best first; each row names its chunk (`id`) and `passage`."""

@@ -118,3 +118,31 @@ def test_the_text_leg_finds_a_section_whose_words_no_passage_holds_together(stor
     texts = [r["t"] for r in store.read("MATCH (p:Passage {note_path: 'Spread.md'}) RETURN p.text AS t")]
     assert len(texts) > 2 and not any(all(w in t.lower() for w in question.split()) for t in texts)
     assert [r["path"] for r in index.keyword_chunks(chunk_query, 10)][0] == "Spread.md"
+
+
+def test_the_legs_rank_the_same_whether_they_overlap_or_not(store: Store, tmp_path: Path) -> None:
+    """The full-text legs run beside the vector leg on a plain store, one after the other on the MCP server's
+    one-transaction store; the ranking is the same."""
+    from kb.embed.onnx import OnnxEmbedder
+    from kb.embeddings import EmbedStep
+    from kb.sandbox import PublicStore
+    from kb.search.hybrid import rank_chunks
+
+    root = write_vault(tmp_path / "v")
+    (root / "Spread.md").write_text("# Spread\n\nKenji's oven broke. " + "la " * 160 + "Churn was 2.9% after.\n")
+    emb = OnnxEmbedder()
+    refresh(store, make_config(root), Bars(quiet=True), EmbedStep(emb))
+    assert SearchIndex(store).parallel and not PublicStore.parallel_reads
+
+    class Serial(SearchIndex):
+        parallel = False  # type: ignore[assignment]
+
+    runs = [
+        rank_chunks(index, emb, "Kenji churn oven", Filters(include_private=True), 10)
+        for index in (SearchIndex(store), Serial(store))
+    ]
+    assert [(h.id, h.score, h.keyword_rank, h.vector_rank, h.text_rank) for h in runs[0].chunks] == [
+        (h.id, h.score, h.keyword_rank, h.vector_rank, h.text_rank) for h in runs[1].chunks
+    ]
+    assert runs[0].chunks and any(h.text_rank for h in runs[0].chunks) and any(h.vector_rank for h in runs[0].chunks)
+    assert runs[0].timing["legs_ms"] > 0 and runs[1].timing["keyword_ms"] > 0
