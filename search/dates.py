@@ -219,11 +219,17 @@ def _month_span(year: int, first: int, months: int) -> tuple[dt.date, dt.date]:
     return dt.date(year, first, 1), dt.date(last_year, last + 1, calendar.monthrange(last_year, last + 1)[1])
 
 
-def _context_year(text: str, at: int, q: int, today: dt.date) -> int:
-    """The year of a quarter written without one: that of the last year the text names before it ("after the
-    May 2024 upgrade … by the third quarter"), else the latest quarter q begun by today."""
+def _year_before(text: str, at: int) -> int | None:
+    """The last year the text names before position `at` ("after the May 2024 upgrade … by the third quarter")."""
     years = [int(m.group(1)) for m in YEAR.finditer(text, 0, at)]
-    return years[-1] if years else _latest_quarter(q, today)
+    return years[-1] if years else None
+
+
+def _context_year(text: str, at: int, q: int, today: dt.date) -> int:
+    """The year of a quarter written without one: the last year the text names before it, else the latest
+    quarter q begun by today."""
+    year = _year_before(text, at)
+    return year if year is not None else _latest_quarter(q, today)
 
 
 START_WORDS = frozenset(
@@ -397,6 +403,7 @@ def _only_short_day(phrase: str, lang: str, today: dt.date) -> bool:
     return not kept or _parser(lang, today).get_date_data(" ".join(kept)).date_obj is None
 
 
+@lru_cache(maxsize=8)
 def _number_words(lang: str) -> frozenset[str]:
     """The words dateparser reads as numbers in `lang` ("one", "zwei", "une"), from its own language data."""
     from dateparser.languages.loader import default_loader
@@ -411,10 +418,10 @@ def _only_numbers(phrase: str, lang: str, today: dt.date) -> bool:
     if lang == "zh" or re.search(r"\d", phrase) or TIME_UNIT.search(phrase):
         return False  # "three years ago": the number counts a unit
     numbers = _number_words(lang)
-    words = phrase.split()
-    kept = [w for w in words if len(w.strip(".,")) > 2 and w.lower().strip(".,") not in numbers]
-    if len(kept) == len(words) or not any(w.lower().strip(".,") in numbers for w in words):
+    words = [(w, w.lower().strip(".,")) for w in phrase.split()]
+    if not any(bare in numbers for _, bare in words):
         return False
+    kept = [w for w, bare in words if len(bare) > 2 and bare not in numbers]
     return not kept or _parser(lang, today).get_date_data(" ".join(kept)).date_obj is None
 
 
@@ -466,9 +473,9 @@ def resolve(text: str, today: dt.date, lang: str | None) -> list[DateRange]:
             years = YEAR.findall(phrase)
             if years and period in ("year", "day", "time") and str(when.year) != years[0]:
                 when, period = dt.date(int(years[0]), 1, 1), "year"  # "2024年": dateparser reads year 2
-            context = [int(y) for y in YEAR.findall(text[:at])]
-            if period == "month" and context and not years and not DIRECTION.search(phrase):
-                when = when.replace(year=context[-1])  # "2023 … planned for August": August 2023, as a quarter
+            named = _year_before(text, at) if period == "month" and not years else None
+            if named is not None and not DIRECTION.search(phrase):
+                when = when.replace(year=named)  # "2023 … planned for August": August 2023, as a quarter
             start, end = _span(when, period)
             since = SINCE.search(text[:at])
             if since:

@@ -278,7 +278,6 @@ def rank_chunks(
     pool = ThreadPoolExecutor(max_workers=1) if index.parallel else None
     try:
         pending = pool.submit(_full_text, index, question, filters, k, cfg) if pool else None
-        keyword, text, keyword_ms = ([], [], 0.0) if pending else _full_text(index, question, filters, k, cfg)
         t1 = time.perf_counter()
         vec = None
         if cfg.vector_weight > 0:
@@ -290,8 +289,7 @@ def rank_chunks(
             else []
         )
         t3 = time.perf_counter()
-        if pending:
-            keyword, text, keyword_ms = pending.result()
+        keyword, text, keyword_ms = pending.result() if pending else _full_text(index, question, filters, k, cfg)
     finally:
         if pool:
             pool.shutdown()
