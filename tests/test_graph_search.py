@@ -302,3 +302,20 @@ def test_graph_search_takes_its_vector_languages_from_the_embedder(built: Store)
         SearchIndex(built), KnowledgeStore(built), EMB, CHAIN, replace(GraphConfig(), vector_languages=("de",))
     )
     assert chosen.to_json()["graph"]["config"]["vector_languages"] == ("de",)  # a preset may set them
+
+
+def test_graph_search_orders_a_state_questions_first_notes_by_time(built: Store) -> None:
+    """The time order runs on every graph search of a state question (said in the rules); `no-time` leaves it out,
+    and a question asking no time is not re-ordered."""
+    ks, index, private = KnowledgeStore(built), SearchIndex(built), Filters(include_private=True)
+    question = "How many customers do we have now?"
+    timed = graph_search(index, ks, EMB, question, filters=private)
+    plain = graph_search(index, ks, EMB, question, PRESETS["no-time"], filters=private)
+    assert "time: newer notes first" in timed.question.rules
+    assert not any(r.startswith("time:") for r in plain.question.rules)
+    dated = graph_search(index, ks, EMB, "How many customers did we have at the end of 2023?", filters=private)
+    assert "time: notes written in 2023-12-01..2023-12-31, then just after it, first" in dated.question.rules
+    why = graph_search(index, ks, EMB, "Why did we raise the price?", filters=private)
+    assert not any(r.startswith("time:") for r in why.question.rules)
+    # the time order only re-orders the first ten notes: the same ten lead either way
+    assert sorted(n.path for n in timed.notes[:10]) == sorted(n.path for n in plain.notes[:10])
