@@ -13,7 +13,7 @@ from typing import Any
 
 from kb.embed import Embedder, vector_languages
 from kb.search.current import as_of_rows, current_only, lead_claims, promote
-from kb.search.hybrid import MAX_TERM_CHARS, Filters, hybrid_search, notes_for_chunks, question_vector
+from kb.search.hybrid import MAX_TERM_CHARS, Filters, hybrid_with_vector, notes_for_chunks
 from kb.search.lines import Line, claim_lines, link_line
 from kb.search.question import Question, parse
 from kb.search.rerank import (
@@ -141,8 +141,8 @@ def graph_search(
     if cfg.vector_languages is None:
         cfg = replace(cfg, vector_languages=vector_languages(embedder))
     t0 = time.perf_counter()
-    qvec = question_vector(embedder, q.text)
-    base = hybrid_search(index, embedder, q.text, k=cfg.k, filters=filters, qvec=qvec)
+    # the question is embedded beside hybrid's full-text legs, not before them
+    base, qvec = hybrid_with_vector(index, embedder, q.text, k=cfg.k, filters=filters)
     t1 = time.perf_counter()
     chunk_ids = [c.id for r in base.notes[:5] for c in r.chunks]
     types = implied_types(q)

@@ -247,6 +247,7 @@ class Ranking:
 
     chunks: list[ChunkHit]
     timing: dict[str, float]
+    qvec: list[float] | None = None  # the question's vector, for a caller that reads more with it
 
 
 def _full_text(
@@ -303,7 +304,7 @@ def rank_chunks(
         "fuse_ms": (t5 - t4) * 1e3,
         "legs_ms": (t4 - t0 - (t2 - t1)) * 1e3,  # wall time of the legs, without the embedding
     }
-    return Ranking(fused, timing)
+    return Ranking(fused, timing, vec)
 
 
 def hybrid_search(
@@ -317,6 +318,20 @@ def hybrid_search(
     fusion: FusionConfig | None = None,
 ) -> SearchResult:
     """Ranked notes with their best chunks in full and the score parts."""
+    return hybrid_with_vector(index, embedder, question, k, filters, per_note, qvec, fusion)[0]
+
+
+def hybrid_with_vector(
+    index: SearchIndex,
+    embedder: Embedder | None,
+    question: str,
+    k: int = 20,
+    filters: Filters | None = None,
+    per_note: int = 3,
+    qvec: list[float] | None = None,
+    fusion: FusionConfig | None = None,
+) -> tuple[SearchResult, list[float] | None]:
+    """hybrid_search, and the question's vector it embedded beside the full-text legs (None without one)."""
     filters = filters or Filters()
     ranking = rank_chunks(index, embedder, question, filters, k, qvec, fusion)
     t0 = time.perf_counter()
@@ -325,7 +340,7 @@ def hybrid_search(
     timing = dict(ranking.timing)
     timing["fuse_ms"] += (time.perf_counter() - t0) * 1e3
     timing["search_ms"] = timing["legs_ms"] + timing["fuse_ms"]  # the legs may overlap: their wall time
-    return SearchResult(
+    result = SearchResult(
         query=question,
         mode="hybrid",
         filters={**filters.params(), "include_private": filters.include_private},
@@ -334,6 +349,7 @@ def hybrid_search(
         timing=timing,
         notes=[_note(rank, n, details) for rank, n in enumerate(notes, start=1)],
     )
+    return result, ranking.qvec
 
 
 def flat_chunks(

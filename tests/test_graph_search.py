@@ -319,3 +319,30 @@ def test_graph_search_orders_a_state_questions_first_notes_by_time(built: Store)
     assert not any(r.startswith("time:") for r in why.question.rules)
     # the time order only re-orders the first ten notes: the same ten lead either way
     assert sorted(n.path for n in timed.notes[:10]) == sorted(n.path for n in plain.notes[:10])
+
+
+def test_graph_search_embeds_the_question_once_beside_the_full_text_legs(built: Store) -> None:
+    """Graph search takes the question's vector from hybrid's legs (embedded while the full-text queries run,
+    not before them) and scores its lines with that same vector."""
+    calls: list[str] = []
+
+    class Counting:
+        model_name = EMB.model_name
+        dimensions = EMB.dimensions
+        identity = EMB.identity
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return EMB.embed_documents(texts)
+
+        def embed_query(self, text: str) -> list[float]:
+            calls.append(text)
+            return EMB.embed_query(text)
+
+    res = graph_search(
+        SearchIndex(built), KnowledgeStore(built), Counting(), CHAIN, filters=Filters(include_private=True)
+    )
+    assert calls == [CHAIN]
+    assert res.timing["embed_ms"] > 0  # measured inside hybrid's legs: before, the vector came in ready (0 ms)
+    assert res.graph is not None and res.graph.lines and all(line.sim is not None for line in res.graph.lines)
+    plain = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, CHAIN, filters=Filters(include_private=True))
+    assert [line.text for line in res.graph.lines] == [line.text for line in plain.graph.lines]  # type: ignore[union-attr]
