@@ -272,9 +272,12 @@ def nearest_record_first(
 ) -> list[NoteResult]:
     """For whether something happened: the note of the claim nearest the question (of `rows`, the relevant ones)
     goes first, when that claim is a fact stating what happened (not a plan, a suggestion or a replaced value),
-    the note is among the first `depth` and is not a saved AI chat; every other note keeps its order."""
+    the note is among the first `depth` and is not a saved AI chat; every other note keeps its order. Not for
+    a question about now ("is X live yet?"): the nearest claim is often the old record of the request or plan
+    (an interview saying the client needs X), and the time order, newer records first, stands (measured on the
+    project's 17 sets over the shared vault: current-first 0.723 -> 0.730, 3 questions won, 1 lost)."""
     scored = [r for r in rows if r.get("score") is not None]
-    if q.intent != "happened" or not scored:
+    if q.intent != "happened" or q.now or not scored:
         return results
     best = max(scored, key=lambda r: (r["score"], str(r["claim"].get("value"))))
     path = note_path(best, note_of)

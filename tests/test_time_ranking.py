@@ -330,3 +330,17 @@ def test_the_note_of_the_nearest_claim_leads_when_that_claim_says_what_happened(
     assert nearest_record_first(in_chat, [chat], q, None, None, 20, ("ChatGPT",)) == in_chat
     value = parse("How many stores does Crumb run now?", TODAY)
     assert nearest_record_first(results, [plan, done], value, None, None, 20, ("ChatGPT",)) == results
+
+
+def test_a_question_about_now_keeps_the_time_order_over_the_nearest_record() -> None:
+    """ "Can we host their data in Germany now?": the nearest claim is the interview where they asked for it; the
+    time order (the client page updated since) stands. The same question about the past still lifts the record."""
+    now = parse("Do we host the bakery's data in Germany now?", TODAY)
+    assert now.intent == "happened" and now.now
+    asked = row("needs hosting in Germany", "interview.md", "2024-08-20", attribute="hosting", score=0.9)
+    results = ranked("client.md", "interview.md", "menu.md")
+    assert nearest_record_first(results, [asked], now, None, None, 20, ("ChatGPT",)) == results
+    past = parse("Did we host the bakery's data in Germany in 2024?", TODAY)
+    assert past.intent == "happened" and not past.now
+    out = nearest_record_first(results, [asked], past, None, None, 20, ("ChatGPT",))
+    assert [r.path for r in out] == ["interview.md", "client.md", "menu.md"]
