@@ -72,7 +72,7 @@ class Row:
     context_tokens: int
     latency_ms: float
     search_ms: float
-    top: list[str] = field(default_factory=list)
+    top: list[str] = field(default_factory=list)  # the first 20 notes: where the gold and distractors sat
     top_score: float | None = None
 
 
@@ -198,7 +198,7 @@ def score(q: Question, mode: str, out: ModeOutput) -> Row:
         sum(count_tokens(b.text) for b in out.blocks),
         round(out.latency_ms, 2),
         round(out.search_ms, 2),
-        out.ranked[:5],
+        out.ranked[:20],
         out.top_score,
     )
 
