@@ -269,7 +269,6 @@ def rank_chunks(
     question: str,
     filters: Filters,
     k: int,
-    qvec: list[float] | None = None,
     fusion: FusionConfig | None = None,
 ) -> Ranking:
     """Keyword, text and vector rankings of chunks, fused by reciprocal rank; a leg of weight 0 is skipped. The
@@ -282,7 +281,7 @@ def rank_chunks(
         t1 = time.perf_counter()
         vec = None
         if cfg.vector_weight > 0:
-            vec = qvec if qvec is not None else question_vector(embedder, question)
+            vec = question_vector(embedder, question)
         t2 = time.perf_counter()
         vector = (
             index.vector(vec, cfg.depth("vector", k), filters.params(), filters.include_private)
@@ -314,11 +313,10 @@ def hybrid_search(
     k: int = 20,
     filters: Filters | None = None,
     per_note: int = 3,
-    qvec: list[float] | None = None,
     fusion: FusionConfig | None = None,
 ) -> SearchResult:
     """Ranked notes with their best chunks in full and the score parts."""
-    return hybrid_with_vector(index, embedder, question, k, filters, per_note, qvec, fusion)[0]
+    return hybrid_with_vector(index, embedder, question, k, filters, per_note, fusion)[0]
 
 
 def hybrid_with_vector(
@@ -328,19 +326,18 @@ def hybrid_with_vector(
     k: int = 20,
     filters: Filters | None = None,
     per_note: int = 3,
-    qvec: list[float] | None = None,
     fusion: FusionConfig | None = None,
 ) -> tuple[SearchResult, list[float] | None]:
     """hybrid_search, and the question's vector it embedded beside the full-text legs (None without one)."""
     filters = filters or Filters()
-    ranking = rank_chunks(index, embedder, question, filters, k, qvec, fusion)
+    ranking = rank_chunks(index, embedder, question, filters, k, fusion)
     t0 = time.perf_counter()
     notes = roll_up(ranking.chunks, k, per_note)
     details = index.chunks([c.id for n in notes for c in n.chunks])
     timing = dict(ranking.timing)
     timing["fuse_ms"] += (time.perf_counter() - t0) * 1e3
     timing["search_ms"] = timing["legs_ms"] + timing["fuse_ms"]  # the legs may overlap: their wall time
-    result = SearchResult(
+    return SearchResult(
         query=question,
         mode="hybrid",
         filters={**filters.params(), "include_private": filters.include_private},
@@ -348,8 +345,7 @@ def hybrid_with_vector(
         embedder=embedder.identity if embedder is not None else None,
         timing=timing,
         notes=[_note(rank, n, details) for rank, n in enumerate(notes, start=1)],
-    )
-    return result, ranking.qvec
+    ), ranking.qvec
 
 
 def flat_chunks(
