@@ -693,8 +693,10 @@ def entity_fulltext_index() -> str:
     )
 
 
-# null when either vector is (no question vector, a line built without one); the vector is read once: a CASE
-# testing it first read each relationship's 384 floats twice (measured: 0.9 of the link subquery's 4.6 ms)
+# null when either vector is (no question vector, a line built without one). Also the score of a claim found through
+# the claim-line index: the index's own score is of its quantized vectors, whose quantiles depend on the order the
+# claims were indexed in (the database's history), so the same claims scored differently. The vector is read once:
+# a CASE testing it first read each relationship's 384 floats twice (measured: 0.9 of the link subquery's 4.6 ms)
 _SIM = "vector.similarity.cosine({v}.line_vec, $qvec)"
 
 
@@ -825,9 +827,9 @@ def graph_context(vectors: bool) -> str:
     if vectors:  # the claims nearest the question, from the claim-line index, then those of the entry entities
         others = (
             "CALL (keys) { UNWIND keys AS k MATCH (e:Entity {key: k}) WITH collect(e) AS es "
-            f"CALL db.index.vector.queryNodes('{CLAIM_LINE_INDEX}', $fetch, $qvec) YIELD node AS cl, score "
+            f"CALL db.index.vector.queryNodes('{CLAIM_LINE_INDEX}', $fetch, $qvec) YIELD node AS cl "
             "MATCH (cl)-[:ABOUT]->(e:Entity) WHERE e IN es AND NOT " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
-            "WITH e.key AS k, e, cl, score ORDER BY score DESC, cl.id LIMIT $others "
+            "WITH e.key AS k, e, cl, " + _SIM.format(v="cl") + " AS score ORDER BY score DESC, cl.id LIMIT $others "
             "WITH k, e, cl, false AS asked, score " + _TIMELINE + " AS others } "
         )
     else:  # no question vector: the newest current claims of the entry entities
@@ -895,9 +897,11 @@ def _chunk_claims(vectors: bool) -> str:
     near = (
         (
             "CALL () { CALL db.index.vector.queryNodes('" + CLAIM_LINE_INDEX + "', $claim_fetch, $qvec) "
-            "YIELD node AS cl, score MATCH (c:Chunk)-[:SUPPORTS]->(cl) WHERE c.id IN $claim_chunk_ids AND "
+            "YIELD node AS cl MATCH (c:Chunk)-[:SUPPORTS]->(cl) WHERE c.id IN $claim_chunk_ids AND "
             + _VISIBLE_CLAIM
-            + " WITH c, cl, score ORDER BY c.id, score DESC, cl.id "
+            + " WITH c, cl, "
+            + _SIM.format(v="cl")
+            + " AS score ORDER BY c.id, score DESC, cl.id "
             "WITH c, collect({cl: cl, score: score})[..$per_chunk] AS xs UNWIND xs AS x "
             "RETURN c.id AS cid, x.cl AS cl, x.score AS score "
             "UNION "
