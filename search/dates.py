@@ -382,6 +382,11 @@ def _tightest(phrase: str, lang: str, today: dt.date) -> tuple[str, str]:
     return phrase, _parser(lang, today).get_date_data(phrase).period or "day"
 
 
+# a number with a magnitude ("15M", "2.5k", "3bn"), and text ending in a number's integer part and its decimal mark
+AMOUNT = re.compile(r"\d(?:k|m|b|bn|mm)\b", re.IGNORECASE)
+IN_NUMBER = re.compile(r"\d[.,]$")
+
+
 def _with_neighbours(text: str, at: int, phrase: str) -> str:
     """The phrase with the two words before it and the word after it in `text`."""
     if at < 0:
@@ -433,12 +438,14 @@ def _dateparser_hits(text: str, lang: str, today: dt.date) -> list[tuple[str, dt
     found = search_dates(text, languages=[lang], settings=_settings(today)) or []
     out = []
     for phrase, when in found:
-        if re.search(r"[$€£¥%]", phrase):
-            continue  # "$49" is a price, not 1949
+        if re.search(r"[$€£¥%]", phrase) or AMOUNT.search(phrase):
+            continue  # "$49" is a price, not 1949; "15M" an amount, not 15 minutes ago
         phrase, period = _tightest(phrase, lang, today)
         if not 1990 <= when.year <= today.year + 5:
             continue
         at = text.lower().find(phrase.lower())
+        if at > 0 and IN_NUMBER.search(text[:at]):
+            continue  # the digits after a decimal point ("$1.15M" read as "15M"): part of a number
         around = _with_neighbours(text, at, phrase)  # "il y a" before "deux semaines", "ago" after
         if TIME_UNIT.search(phrase) and not DIRECTION.search(around) and not YEAR.search(phrase):
             continue  # "six weeks", "a month": a length of time, not when

@@ -69,6 +69,8 @@ def test_phrases_read_as_ranges(text: str, lang: str, expected: list[str]) -> No
 def test_noise_is_not_a_date() -> None:
     assert read("How many customers do we have now?") == []  # "we" is not Wednesday, "now" no range
     assert read("Did the $49 Pro plan ever ship?") == []  # a price, not 1949
+    assert read("Revenue of 15M and 2.5k users: which plan?") == []  # amounts, not 15 minutes or months ago
+    assert read("The plan expected $1.15M ARR by Q3 2024. Did we get there?") == ["Q3 2024=2024-07-01..2024-09-30"]
     assert read("Did Quillmate Voice ever launch?") == []
     assert read("Did Quillmate raise a Series A in 2025?") == ["in 2025=2025-01-01..2025-12-31"]
 
