@@ -146,13 +146,20 @@ class Question:
     def period(self) -> DateRange | None:
         """The one period the question asks about ("in 2024", "last quarter"), unless it also asks for now; after a
         sentence of context ("After the May 2024 upgrade … What share by the third quarter?"), the one its last
-        sentence names, if it names any."""
+        sentence names, if it names any. A value or change between several dates ("what did the autumn 2024
+        update say a raise in the first half of 2025 would fund?") is asked for the stretch they span: read
+        with no period, it was asked for now, and the current value was put first."""
         asked = [r for r in self.ranges if r.at >= self.asked_from] or list(self.ranges)  # the question's own
         over = [r for r in asked if self.today and r.end < self.today]
         if self.intent == "value" and len(over) == 1 and len(asked) > 1:
             asked = over  # "the target for the end of this year, and where were we last quarter?": a period not yet
             # over, beside one that is, is what is aimed at; the value on record is the finished period's
-        return asked[0] if len(asked) == 1 and not self.now else None
+        if self.now or not asked:
+            return None
+        if len(asked) > 1 and self.intent in ("value", "change"):
+            phrase = " / ".join(r.phrase for r in asked)
+            return DateRange(phrase, min(r.start for r in asked), max(r.end for r in asked), asked[0].at)
+        return asked[0] if len(asked) == 1 else None
 
     def readings(self) -> list[str]:
         return [r.reading() for r in self.ranges]

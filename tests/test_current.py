@@ -57,7 +57,8 @@ def test_which_questions_ask_for_a_value() -> None:
     period = parse("How many customers in 2024?").period
     assert period is not None and (period.start, period.end) == ("2024-01-01", "2024-12-31")
     assert parse("How many customers now, after 2024?").period is None  # "now" wins
-    assert parse("Between 2023 and 2024?").period is None
+    between = parse("Between 2023 and 2024?").period  # the span both dates name
+    assert between is not None and (between.start, between.end) == ("2023-01-01", "2024-12-31")
 
 
 def test_lead_claims_are_the_current_facts_or_the_latest_of_the_year() -> None:

@@ -81,7 +81,8 @@ def test_the_period_asked_is_the_last_sentence_s() -> None:
     assert q.period is not None and (q.period.start, q.period.end) == ("2024-07-01", "2024-09-30")
     q = parse("The plan promised a second oven by Q2 2023. Did we buy it on time?", TODAY)
     assert q.period is not None and q.period.start == "2023-04-01"
-    assert parse("How many loaves in 2024 and 2025?", TODAY).period is None
+    span = parse("How many loaves in 2024 and 2025?", TODAY).period  # the stretch both name, not now
+    assert span is not None and (span.start, span.end) == ("2024-01-01", "2025-12-31")
 
 
 def test_now_in_a_sentence_of_context_does_not_hide_the_date_asked() -> None:
@@ -172,8 +173,17 @@ def test_still_after_a_past_verb_is_still_at_the_date_named() -> None:
 def test_a_period_not_yet_over_beside_one_that_is_is_the_target() -> None:
     q = parse("How many cafés are we aiming for by the end of this year, and how many did we have last quarter?", TODAY)
     assert q.period is not None and (q.period.start, q.period.end) == ("2026-07-01", "2026-09-30")
-    both_over = parse("How many loaves did we sell in 2024 and in 2025?", TODAY)
-    assert both_over.period is None  # two finished periods: none is the one asked
+    both_over = parse("How many loaves did we sell in 2024 and in 2025?", TODAY).period
+    assert both_over is not None and (both_over.start, both_over.end) == ("2024-01-01", "2025-12-31")
+
+
+def test_a_value_between_several_dates_is_asked_for_their_span_not_for_now() -> None:
+    """Read with no period, such a question was asked for now: the current value went first."""
+    q = parse("In the autumn 2024 letter, what did Ana say a loan in the first half of 2025 would pay for?", TODAY)
+    assert q.intent == "value" and not q.now
+    assert q.period is not None and (q.period.start, q.period.end) == ("2024-09-01", "2025-06-30")
+    assert parse("Did the oven we planned in 2024 arrive by March 2025?", TODAY).period is None  # not a value
+    assert parse("How many loaves now, and how many in 2023 and 2024?", TODAY).period is None  # now wins
 
 
 def test_an_opening_clause_of_context_sets_no_intent() -> None:
