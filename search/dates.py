@@ -102,6 +102,7 @@ ORDINAL_QUARTER = re.compile(
     r"letzte[sn]?|premier|deuxième|second|troisième|quatrième|dernier|primer|segundo|tercer|cuarto|último|"
     r"[1-4]\.)\s+(?:quarter|quartals?|trimestre)(?:\s+(?:of\s+|in\s+|de\s+|del\s+)?" + _YEAR_REF + ")?"
 )
+OF_THE_YEAR = re.compile(r"(?i)\s+of\s+(?:the|that)\s+year\b")
 LAST_WORDS = frozenset("final last letzte letzten letztes dernier último".split())  # "the last quarter": LAST_QUARTER
 ORDINALS = {
     **dict.fromkeys(("first", "1st", "erste", "erstes", "ersten", "premier", "primer", "1."), 1),
@@ -225,6 +226,13 @@ def _year_before(text: str, at: int) -> int | None:
     return years[-1] if years else None
 
 
+def _year_named_before(text: str, at: int, today: dt.date) -> int:
+    """The last year the text names before position `at`, in digits or words ("four years ago"), else this one."""
+    named = [(m.start(), int(m.group(1))) for m in YEAR.finditer(text, 0, at)]
+    named += [(m.start(), today.year - (years_back(m.group(0)) or 0)) for m in YEAR_WORDS.finditer(text, 0, at)]
+    return max(named)[1] if named else today.year
+
+
 def _context_year(text: str, at: int, q: int, today: dt.date) -> int:
     """The year of a quarter written without one: the last year the text names before it, else the latest
     quarter q begun by today."""
@@ -260,6 +268,8 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
             add(m, _quarter(_year_of(m.group(2).lower(), today), q))
         elif m.group(1).lower() not in LAST_WORDS:
             add(m, _quarter(_context_year(text, m.start(), q, today), q))  # "by the third quarter"
+        elif OF_THE_YEAR.match(text, m.end()):  # "the last quarter of the year": the fourth, not the one before now
+            add(m, _quarter(_year_named_before(text, m.start(), today), q))
     for m in HALF.finditer(text):
         if m.group(1):
             half, year = int(m.group(1)), int(m.group(2))

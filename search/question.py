@@ -147,8 +147,9 @@ class Question:
         """The one period the question asks about ("in 2024", "last quarter"), unless it also asks for now; after a
         sentence of context ("After the May 2024 upgrade … What share by the third quarter?"), the one its last
         sentence names, if it names any. A value or change between several dates ("what did the autumn 2024
-        update say a raise in the first half of 2025 would fund?") is asked for the stretch they span: read
-        with no period, it was asked for now, and the current value was put first."""
+        update say a raise in the first half of 2025 would fund?") is asked for the stretch they span, or for
+        the narrowest when it lies inside all the others: read with no period, it was asked for now, and the
+        current value was put first."""
         asked = [r for r in self.ranges if r.at >= self.asked_from] or list(self.ranges)  # the question's own
         over = [r for r in asked if self.today and r.end < self.today]
         if self.intent == "value" and len(over) == 1 and len(asked) > 1:
@@ -157,6 +158,9 @@ class Question:
         if self.now or not asked:
             return None
         if len(asked) > 1 and self.intent in ("value", "change"):
+            inner = min(asked, key=lambda r: (_days(r), r.start))  # the narrowest, if inside all the others
+            if all(r.start <= inner.start and inner.end <= r.end for r in asked):
+                return inner  # "four years ago, over the last quarter of the year"
             phrase = " / ".join(r.phrase for r in asked)
             return DateRange(phrase, min(r.start for r in asked), max(r.end for r in asked), asked[0].at)
         return asked[0] if len(asked) == 1 else None
@@ -262,6 +266,10 @@ def parse(text: str, today: dt.date | None = None) -> Question:
         past,
         day.isoformat(),
     )
+
+
+def _days(r: DateRange) -> int:
+    return (dt.date.fromisoformat(r.end) - dt.date.fromisoformat(r.start)).days
 
 
 def _past_event(asked: str, whole: str, lang: str | None, dated: bool) -> bool:

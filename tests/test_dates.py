@@ -120,6 +120,15 @@ def test_the_past_n_units_run_up_to_today() -> None:
     assert read("What did we earn last year?") == ["last year=2025-01-01..2025-12-31"]  # the calendar year
 
 
+def test_the_last_quarter_of_the_year_is_its_fourth() -> None:
+    assert read("In 2023, over the last quarter of the year, what did we bake?") == [
+        "In 2023=2023-01-01..2023-12-31",
+        "last quarter=2023-10-01..2023-12-31",
+    ]
+    assert read("Four years ago, in the last quarter of that year?")[1] == "last quarter=2022-10-01..2022-12-31"
+    assert read("What did we sell in the last quarter?") == ["last quarter=2026-07-01..2026-09-30"]  # before now
+
+
 def test_a_quarter_without_a_year_takes_the_year_the_question_names() -> None:
     assert read("After the March 2024 oven upgrade, how many loaves did we sell by the third quarter?") == [
         "After the March 2024=2024-03-01..2024-03-31",

@@ -182,6 +182,8 @@ def test_a_value_between_several_dates_is_asked_for_their_span_not_for_now() -> 
     q = parse("In the autumn 2024 letter, what did Ana say a loan in the first half of 2025 would pay for?", TODAY)
     assert q.intent == "value" and not q.now
     assert q.period is not None and (q.period.start, q.period.end) == ("2024-09-01", "2025-06-30")
+    inner = parse("Four years ago, over the last quarter of the year, how fast did bread sales grow?", TODAY).period
+    assert inner is not None and (inner.start, inner.end) == ("2022-10-01", "2022-12-31")  # inside the other
     assert parse("Did the oven we planned in 2024 arrive by March 2025?", TODAY).period is None  # not a value
     assert parse("How many loaves now, and how many in 2023 and 2024?", TODAY).period is None  # now wins
 
