@@ -716,19 +716,34 @@ def _link_map(r: str, start: str, o: str, via: str | None, score: str | None = N
 # customer_feedback); current-first promotion asks for all of them (search/current.py)
 _ASKED = "any(s IN coalesce(cl.attr_stems, []) WHERE s IN $asked)"
 _VISIBLE_CLAIM = "($private OR NOT coalesce(cl.private, false))"
+
+
 # a claim with its timeline neighbours (superseded by, conflicts with, followed by), collected as one list
+def _neighbours(rel: str, pattern: str, fields: str) -> str:
+    """A claim's neighbours over `rel`, in order of date, value and id (a plain collect lists them in the order the
+    store holds them, which a rebuild changes: lines cite the first ones)."""
+    return (
+        f"COLLECT {{ MATCH (cl){pattern.format(rel=rel)}(x:Claim) WITH DISTINCT x "
+        f"RETURN x {{{fields}}} ORDER BY coalesce(x.valid_from, x.note_date), x.value, x.id }}"
+    )
+
+
+_AS_OF = "as_of: coalesce(x.valid_from, x.note_date)"
+# the chunk a claim is cited from: the first by id of those that support it
+_CITED_CHUNK = "COLLECT { MATCH (c:Chunk)-[:SUPPORTS]->(cl) RETURN c.id ORDER BY c.id }[0]"
+# a claim with its timeline neighbours (superseded by, conflicts with, followed by), each list in a fixed order
 _TIMELINE = (
-    "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
-    "OPTIONAL MATCH (cl)-[:CONFLICTS_WITH]-(x:Claim) "
-    "OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
-    "WITH k, e, cl, asked, score, collect(DISTINCT n {.value, .note_path, .note_date, .private, "
-    "as_of: coalesce(n.valid_from, n.note_date)}) AS sup, "
-    "collect(DISTINCT x {.value, .note_path, .note_date, .private}) AS conf, "
-    "collect(DISTINCT f {.value, .note_path, .private, as_of: coalesce(f.valid_from, f.note_date)}) AS then "
+    "WITH k, e, cl, asked, score, "
+    + _neighbours("SUPERSEDED_BY", "-[:{rel}]->", ".value, .note_path, .note_date, .private, " + _AS_OF)
+    + " AS sup, "
+    + _neighbours("CONFLICTS_WITH", "-[:{rel}]-", ".value, .note_path, .note_date, .private")
+    + " AS conf, "
+    + _neighbours("FOLLOWED_BY", "-[:{rel}]->", ".value, .note_path, .private, " + _AS_OF)
+    + " AS then "
     "ORDER BY k, cl.attribute, cl.id "
     "RETURN collect({entry: k, entity: e.name, claim: cl {.attribute, .value, .quote, .modality, .valid_from, "
     ".note_date, .note_path, .is_current, .private, .attr_stems}, "
-    "chunk: [(c:Chunk)-[:SUPPORTS]->(cl) | c.id][0], "
+    "chunk: " + _CITED_CHUNK + ", "
     "sup: sup, conf: conf, "
     "then: then, score: score, asked: asked})"
 )
@@ -925,12 +940,12 @@ def _chunk_claims(vectors: bool) -> str:
         "CALL () { UNWIND CASE WHEN size($claim_chunk_ids) = 0 THEN [] ELSE [1] END AS go "
         + near
         + "MATCH (cl)-[:ABOUT]->(e:Entity) "
-        "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
-        "WITH cid, cl, e, score, collect(DISTINCT n) AS ns, collect(DISTINCT f) AS fs "
         "WITH cid AS chunk, e.key AS entry, cl {.attribute, .value, .modality, .valid_from, .note_date, "
         ".note_path, .is_current, .attr_stems} AS claim, "
-        "[x IN ns | {value: x.value, as_of: coalesce(x.valid_from, x.note_date)}] AS sup, "
-        "[x IN fs | {value: x.value, as_of: coalesce(x.valid_from, x.note_date)}] AS then, "
+        + _neighbours("SUPERSEDED_BY", "-[:{rel}]->", ".value, " + _AS_OF)
+        + " AS sup, "
+        + _neighbours("FOLLOWED_BY", "-[:{rel}]->", ".value, " + _AS_OF)
+        + " AS then, "
         "score ORDER BY chunk, score DESC, claim.attribute, claim.value, entry "
         "RETURN collect({chunk: chunk, entry: entry, claim: claim, sup: sup, then: then, score: score}) "
         "AS chunk_claims } "

@@ -258,3 +258,27 @@ def same_graph(got: list[dict[str, Any]], fresh: list[dict[str, Any]]) -> None:
         assert g["results"] == f["results"], q
         assert g["graph"]["lines"] == f["graph"]["lines"], (q, g["graph"]["lines"], f["graph"]["lines"])
         assert g == f, (q, [k for k in f if g.get(k) != f[k]])
+
+
+def test_a_claims_neighbours_come_in_a_fixed_order(store: Store) -> None:
+    """Lines cite a claim's first conflicts and successors: listed in the order the store holds them, they
+    changed after a rebuild; now by date, value and id, whatever order they were written in."""
+    from kb import cypher
+
+    store.run(
+        "CREATE (e:Entity {key: 'thing:acme', name: 'Acme'}) "
+        "CREATE (c:Chunk {id: 'c2'}), (d:Chunk {id: 'c1'}) "
+        "CREATE (cl:Claim {id: 'a', attribute: 'price', value: '$3', note_date: '2024-01-01'})-[:ABOUT]->(e) "
+        "CREATE (c)-[:SUPPORTS]->(cl), (d)-[:SUPPORTS]->(cl) "
+        "WITH cl UNWIND [['z', '2024-03-01', '$5'], ['y', '2024-01-01', '$4'], ['x', '2024-02-01', '$2']] AS r "
+        "CREATE (cl)-[:CONFLICTS_WITH]->(:Claim {id: r[0], note_date: r[1], value: r[2]}) "
+        "WITH DISTINCT cl UNWIND [['q', '2025-01-01'], ['p', '2024-06-01']] AS r "
+        "CREATE (cl)-[:SUPERSEDED_BY]->(:Claim {id: r[0], note_date: r[1], value: r[0]})"
+    )
+    query = (
+        "CALL () { MATCH (cl:Claim {id: 'a'})-[:ABOUT]->(e:Entity) WITH e.key AS k, e, cl, true AS asked, "
+        "0.0 AS score " + cypher._TIMELINE + " AS rows } RETURN rows"
+    )
+    row = store.read(query)[0]["rows"][0]
+    assert [x["value"] for x in row["conf"]] == ["$4", "$2", "$5"]  # by date
+    assert [x["value"] for x in row["sup"]] == ["p", "q"] and row["chunk"] == "c1"
