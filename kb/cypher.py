@@ -655,17 +655,16 @@ def entity_candidates() -> str:
 
 
 def entity_claims() -> str:
+    fields = ".id, .value, .note_path, " + _AS_OF
     return (
         "MATCH (cl:Claim)-[:ABOUT]->(:Entity {key: $key}) "
-        "OPTIONAL MATCH (cl)-[:SUPERSEDED_BY]->(n:Claim) "
-        "OPTIONAL MATCH (cl)-[:CONFLICTS_WITH]-(x:Claim) "
-        "OPTIONAL MATCH (cl)-[:FOLLOWED_BY]->(f:Claim) "
-        "WITH cl, collect(DISTINCT n {.id, .value, .note_path, as_of: coalesce(n.valid_from, n.note_date)}) "
-        "AS superseded_by, "
-        "collect(DISTINCT x {.id, .value, .note_path, as_of: coalesce(x.valid_from, x.note_date)}) "
-        "AS conflicts, collect(DISTINCT f {.id, .value, .note_path, as_of: coalesce(f.valid_from, f.note_date)}) "
-        "AS then "
-        "RETURN properties(cl) AS claim, superseded_by, conflicts, then "
+        "RETURN properties(cl) AS claim, "
+        + _neighbours("-[:SUPERSEDED_BY]->", fields)
+        + " AS superseded_by, "
+        + _neighbours("-[:CONFLICTS_WITH]-", fields)
+        + " AS conflicts, "
+        + _neighbours("-[:FOLLOWED_BY]->", fields)
+        + " AS then "
         "ORDER BY cl.attribute, cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id"
     )
 
@@ -718,12 +717,11 @@ _ASKED = "any(s IN coalesce(cl.attr_stems, []) WHERE s IN $asked)"
 _VISIBLE_CLAIM = "($private OR NOT coalesce(cl.private, false))"
 
 
-# a claim with its timeline neighbours (superseded by, conflicts with, followed by), collected as one list
-def _neighbours(rel: str, pattern: str, fields: str) -> str:
-    """A claim's neighbours over `rel`, in order of date, value and id (a plain collect lists them in the order the
-    store holds them, which a rebuild changes: lines cite the first ones)."""
+def _neighbours(edge: str, fields: str) -> str:
+    """The claim `cl`'s neighbours over `edge` ("-[:SUPERSEDED_BY]->"), in order of date, value and id (a plain
+    collect lists them in the order the store holds them, which a rebuild changes: lines cite the first ones)."""
     return (
-        f"COLLECT {{ MATCH (cl){pattern.format(rel=rel)}(x:Claim) WITH DISTINCT x "
+        f"COLLECT {{ MATCH (cl){edge}(x:Claim) WITH DISTINCT x "
         f"RETURN x {{{fields}}} ORDER BY coalesce(x.valid_from, x.note_date), x.value, x.id }}"
     )
 
@@ -734,11 +732,11 @@ _CITED_CHUNK = "COLLECT { MATCH (c:Chunk)-[:SUPPORTS]->(cl) RETURN c.id ORDER BY
 # a claim with its timeline neighbours (superseded by, conflicts with, followed by), each list in a fixed order
 _TIMELINE = (
     "WITH k, e, cl, asked, score, "
-    + _neighbours("SUPERSEDED_BY", "-[:{rel}]->", ".value, .note_path, .note_date, .private, " + _AS_OF)
+    + _neighbours("-[:SUPERSEDED_BY]->", ".value, .note_path, .note_date, .private, " + _AS_OF)
     + " AS sup, "
-    + _neighbours("CONFLICTS_WITH", "-[:{rel}]-", ".value, .note_path, .note_date, .private")
+    + _neighbours("-[:CONFLICTS_WITH]-", ".value, .note_path, .note_date, .private")
     + " AS conf, "
-    + _neighbours("FOLLOWED_BY", "-[:{rel}]->", ".value, .note_path, .private, " + _AS_OF)
+    + _neighbours("-[:FOLLOWED_BY]->", ".value, .note_path, .private, " + _AS_OF)
     + " AS then "
     "ORDER BY k, cl.attribute, cl.id "
     "RETURN collect({entry: k, entity: e.name, claim: cl {.attribute, .value, .quote, .modality, .valid_from, "
@@ -942,9 +940,9 @@ def _chunk_claims(vectors: bool) -> str:
         + "MATCH (cl)-[:ABOUT]->(e:Entity) "
         "WITH cid AS chunk, e.key AS entry, cl {.attribute, .value, .modality, .valid_from, .note_date, "
         ".note_path, .is_current, .attr_stems} AS claim, "
-        + _neighbours("SUPERSEDED_BY", "-[:{rel}]->", ".value, " + _AS_OF)
+        + _neighbours("-[:SUPERSEDED_BY]->", ".value, " + _AS_OF)
         + " AS sup, "
-        + _neighbours("FOLLOWED_BY", "-[:{rel}]->", ".value, " + _AS_OF)
+        + _neighbours("-[:FOLLOWED_BY]->", ".value, " + _AS_OF)
         + " AS then, "
         "score ORDER BY chunk, score DESC, claim.attribute, claim.value, entry "
         "RETURN collect({chunk: chunk, entry: entry, claim: claim, sup: sup, then: then, score: score}) "
