@@ -418,6 +418,22 @@ def _only_short_day(phrase: str, lang: str, today: dt.date) -> bool:
     return not kept or _parser(lang, today).get_date_data(" ".join(kept)).date_obj is None
 
 
+def _read_from_short_words(phrase: str, when: dt.datetime, period: str, lang: str, today: dt.date) -> bool:
+    """Whether a phrase's date comes from its short words: without its words of two letters or less (digits
+    kept), it reads as another date or none ("sat in on a": "a" read as January, "sat" as Saturday). A length
+    of time counts with them ("a week ago") and is left to the length rule; a written year to the year rule."""
+    if lang == "zh" or TIME_UNIT.search(phrase) or YEAR.search(phrase):
+        return False
+    words = phrase.split()
+    kept = [w for w in words if len(w.strip(".,")) > 2 or re.search(r"\d", w)]
+    if len(kept) == len(words):
+        return False
+    if not kept:
+        return True
+    alone = _parser(lang, today).get_date_data(" ".join(kept))
+    return alone.date_obj is None or alone.period != period or alone.date_obj.date() != when.date()
+
+
 @lru_cache(maxsize=8)
 def _number_words(lang: str) -> frozenset[str]:
     """The words dateparser reads as numbers in `lang` ("one", "zwei", "une"), from its own language data."""
@@ -466,6 +482,8 @@ def _dateparser_hits(text: str, lang: str, today: dt.date) -> list[tuple[str, dt
             continue  # "After we": "we" read as Wednesday
         if _only_numbers(phrase, lang, today):
             continue  # "the one we picked": "one" read as January
+        if _read_from_short_words(phrase, when, period, lang, today):
+            continue  # "who sat in on a call": "a" read as January
         if lang != "zh" and single and len(phrase) <= 3:
             continue
         out.append((phrase, when.date(), period))
@@ -488,8 +506,10 @@ def resolve(text: str, today: dt.date, lang: str | None) -> list[DateRange]:
             if any(a <= at < b or at <= a < at + len(phrase) for a, b in taken):
                 continue
             years = YEAR.findall(phrase)
-            if years and period in ("year", "day", "time") and str(when.year) != years[0]:
-                when, period = dt.date(int(years[0]), 1, 1), "year"  # "2024年": dateparser reads year 2
+            if years and str(when.year) != years[0]:
+                # the year written wins: "2024年" (dateparser reads year 2), "seven months in 2022" (read as seven
+                # months after today)
+                when, period = dt.date(int(years[0]), 1, 1), "year"
             named = _year_before(text, at) if period == "month" and not years else None
             if named is not None and not DIRECTION.search(phrase):
                 when = when.replace(year=named)  # "2023 … planned for August": August 2023, as a quarter

@@ -198,3 +198,18 @@ def test_a_language_not_read_keeps_explicit_years_only() -> None:
 def test_today_anchors_relative_dates() -> None:
     other = [r.reading() for r in resolve("What did we charge last quarter?", dt.date(2025, 2, 10), "en")]
     assert other == ["read 'last quarter' as 2024-10-01..2024-12-31"]
+
+
+def test_a_date_read_only_from_short_words_is_noise() -> None:
+    # dateparser reads "sat in on a" as January ("a") and "in 60 seconds" as today; neither names a date
+    assert read("Did everyone who sat in on a recorded meeting need a paid seat?") == []
+    assert read("Did we run the 'action items in 60 seconds' headline?") == []
+    assert read("On finit l'année à 2,5 M$ d'ARR ?", "fr") == []
+    assert read("Who did we hire on 5 May 2023?") == ["on 5 May 2023=2023-05-05..2023-05-05"]
+
+
+def test_the_year_written_wins_over_dateparsers_reading() -> None:
+    # "seven months in 2022" was read as seven months after today (July 2027)
+    assert read("What did we pay him for his first seven months in 2022?") == [
+        "seven months in 2022=2022-01-01..2022-12-31"
+    ]
