@@ -406,16 +406,24 @@ def _with_neighbours(text: str, at: int, phrase: str) -> str:
     return (before.group(0) if before else "") + phrase + (after.group(0) if after else "")
 
 
+def _without_short_words(phrase: str, lang: str, today: dt.date) -> tuple[bool, dt.datetime | None, str | None]:
+    """Whether the phrase has words of two letters or less (digits are kept), and the date and period it reads as
+    without them (None when nothing else is left or it reads as no date)."""
+    words = phrase.split()
+    kept = [w for w in words if len(w.strip(".,")) > 2 or re.search(r"\d", w)]
+    if len(kept) == len(words):
+        return False, None, None
+    alone = _parser(lang, today).get_date_data(" ".join(kept)) if kept else None
+    return True, alone.date_obj if alone else None, alone.period if alone else None
+
+
 def _only_short_day(phrase: str, lang: str, today: dt.date) -> bool:
     """Whether a day phrase names its day only by a word of two letters or less ("we", "mo"): no question names a
     day so; without such words it no longer reads as a date."""
     if lang == "zh":
         return False
-    words = phrase.split()
-    kept = [w for w in words if len(w.strip(".,")) > 2]
-    if len(kept) == len(words):
-        return False
-    return not kept or _parser(lang, today).get_date_data(" ".join(kept)).date_obj is None
+    short, alone, _ = _without_short_words(phrase, lang, today)
+    return short and alone is None
 
 
 def _read_from_short_words(phrase: str, when: dt.datetime, period: str, lang: str, today: dt.date) -> bool:
@@ -424,14 +432,8 @@ def _read_from_short_words(phrase: str, when: dt.datetime, period: str, lang: st
     of time counts with them ("a week ago") and is left to the length rule; a written year to the year rule."""
     if lang == "zh" or TIME_UNIT.search(phrase) or YEAR.search(phrase):
         return False
-    words = phrase.split()
-    kept = [w for w in words if len(w.strip(".,")) > 2 or re.search(r"\d", w)]
-    if len(kept) == len(words):
-        return False
-    if not kept:
-        return True
-    alone = _parser(lang, today).get_date_data(" ".join(kept))
-    return alone.date_obj is None or alone.period != period or alone.date_obj.date() != when.date()
+    short, alone, alone_period = _without_short_words(phrase, lang, today)
+    return short and (alone is None or alone_period != period or alone.date() != when.date())
 
 
 @lru_cache(maxsize=8)
