@@ -3,7 +3,8 @@
 Reports the structure build (notes, chunks and passages written per second), offline embedding throughput
 (passages/s), then p50/p95 over 50 varied questions of the question embedding and of the search itself
 (keyword + vector over passages, roll-up, fusion, chunk details), and peak RSS.
-Usage: python bench/search_latency.py [--notes 13284] [--words 14600000]
+Usage: python bench/search_latency.py [--notes 13284] [--words 14600000] [--depths 100,200]
+(--depths: the search is also timed with each candidate depth per leg, FusionConfig's keyword/vector/text_depth)
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from kb.embeddings import EmbedStep
 from kb.eval.metrics import percentile
 from kb.progress import Bars
 from kb.refresh import refresh
+from kb.search.fusion import FusionConfig
 from kb.search.hybrid import Filters, hybrid_search
 from kb.store import SearchIndex, Store
 
@@ -97,6 +99,7 @@ def main() -> None:
         default=3000,
         help="passages embedded for real (throughput); the rest get seeded random vectors",
     )
+    ap.add_argument("--depths", default="", help="comma-separated candidate depths per leg to time as well")
     args = ap.parse_args()
     vault = ensure_vault(OUT / f"vault-{args.notes}-{args.words}", args.notes, args.words)
     cfg = bench_config(vault)
@@ -123,6 +126,11 @@ def main() -> None:
         embed_ms.append(TimedEmbedder.last_ms)
         if f.active():
             filtered_ms.append(res.timing["search_ms"])
+    by_depth = {}
+    for depth in [int(d) for d in args.depths.split(",") if d.strip()]:
+        fusion = FusionConfig(keyword_depth=depth, vector_depth=depth, text_depth=depth)
+        times = [hybrid_search(index, emb, q, filters=f, fusion=fusion).timing["search_ms"] for q, f in qs]
+        by_depth[str(depth)] = {"p50": round(percentile(times, 50), 1), "p95": round(percentile(times, 95), 1)}
     result = {
         "notes": counts["notes"],
         "chunks": counts["chunks"],
@@ -139,6 +147,7 @@ def main() -> None:
         "search_ms_p50": round(percentile(search_ms, 50), 1),
         "search_ms_p95": round(percentile(search_ms, 95), 1),
         "filtered_search_ms_p50": round(percentile(filtered_ms, 50), 1),
+        "search_ms_by_depth": by_depth,
         "question_embed_ms_p50": round(percentile(embed_ms, 50), 1),
         "question_embed_ms_p95": round(percentile(embed_ms, 95), 1),
         "kb_peak_rss_mb": round(peak_rss_mb()),
