@@ -11,7 +11,10 @@ over the shared vault (graph mode with and without it, same run): on the 281 tim
 current-first 0.694 -> 0.733, MRR 0.695 -> 0.713; on the 96 others MRR 0.735 -> 0.746. With the two-leg hybrid of
 before, re-ordering after the claims instead gained as much current-first (0.727 against 0.723) and less MRR (0.698
 against 0.705); reading a living page as spanning creation to `updated` for a period too gained current-first but
-lost MRR, and is not used."""
+lost MRR, and is not used. Nor is capping a living page's `updated` date at the latest date a fact its shown chunks
+hold is valid from (the 2026 plan, edited in October, otherwise speaks for October for its January goals): on the
+project's 21 sets over the shared vault current-first 0.712 -> 0.709 and MRR 0.718 -> 0.714 in graph mode, as person
+and client pages edited lately dropped below the notes they outrank (their facts carry older dates)."""
 
 from __future__ import annotations
 
