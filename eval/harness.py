@@ -15,6 +15,7 @@ from kb.eval.metrics import (
     all_gold_at,
     context_text,
     count_tokens,
+    current_band,
     current_first,
     facts_found,
     mrr,
@@ -74,6 +75,7 @@ class Row:
     search_ms: float
     top: list[str] = field(default_factory=list)  # the first 20 notes: where the gold and distractors sat
     top_score: float | None = None
+    current_at: str | None = None  # where the current note ranked (metrics.current_band), for current-first
 
 
 Mode = Callable[[str, int], ModeOutput]
@@ -200,6 +202,7 @@ def score(q: Question, mode: str, out: ModeOutput) -> Row:
         round(out.search_ms, 2),
         out.ranked[:20],
         out.top_score,
+        current_band(out.ranked, q.current_path, q.distractors),
     )
 
 

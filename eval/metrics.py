@@ -170,6 +170,23 @@ def current_first(ranked: Sequence[str], current_path: str | None, distractors: 
     return 1.0 if all(positions.get(d, math.inf) > mine for d in others) else 0.0
 
 
+# where a question's current note ranks, in bands: with current-first, whether a miss is the order of the notes
+# found or the current note not found near the top at all
+RANK_BANDS = ((5, "1-5"), (10, "6-10"), (20, "11-20"))
+ABSENT = "absent"
+
+
+def current_band(ranked: Sequence[str], current_path: str | None, distractors: Sequence[str]) -> str | None:
+    """The band of RANK_BANDS the current note ranks in ("absent" below them or not ranked); None for a question
+    current-first does not score."""
+    if current_path is None or not distractors:
+        return None
+    rank = next((n for n, path in enumerate(ranked, start=1) if path == current_path), None)
+    if rank is None:
+        return ABSENT
+    return next((band for limit, band in RANK_BANDS if rank <= limit), ABSENT)
+
+
 def percentile(values: Sequence[float], p: float) -> float:
     """The p-th percentile (0..100) with linear interpolation, like numpy's default; nan if empty."""
     if not 0 <= p <= 100:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.eval.harness import METRICS, Row
-from kb.eval.metrics import percentile
+from kb.eval.metrics import ABSENT, RANK_BANDS, percentile
 from kb.eval.stats import mcnemar, paired_compare
 
 TABLE_METRICS = (
@@ -68,6 +68,23 @@ def _num(v: float | None) -> float:
     return math.nan if v is None else float(v)
 
 
+def current_table(rows: Sequence[Row], modes: Sequence[str]) -> list[str]:
+    """Current-first by where the current note ranked: a miss with the current note among the first five is the
+    order; one with it further down or absent is its retrieval. Empty when no question has a current note."""
+    if not any(r.current_at for r in rows):
+        return []
+    bands = [band for _, band in RANK_BANDS] + [ABSENT]
+    out = ["| current note at | " + " | ".join(f"{m}: n, current-first" for m in modes) + " |"]
+    out.append("|---|" + "---|" * len(modes))
+    for band in bands:
+        cells = []
+        for mode in modes:
+            sel = [r for r in by(rows, mode) if r.current_at == band]
+            cells.append(f"{len(sel)}, {fmt(mean([r.metrics['current_first'] for r in sel]))}")
+        out.append(f"| {band} | " + " | ".join(cells) + " |")
+    return out
+
+
 def latency_table(rows: Sequence[Row], modes: Sequence[str]) -> list[str]:
     out = ["| mode | p50 ms | p95 ms | search-only p50 ms | search-only p95 ms |", "|---|---|---|---|---|"]
     for mode in modes:
@@ -96,6 +113,8 @@ def markdown(rows: Sequence[Row], modes: Sequence[str], header: dict[str, Any]) 
     lines += ["", "## By category", "", *category_table(rows, modes), ""]
     for other in modes[1:]:
         lines += [f"## {other} vs {modes[0]} (paired, per question)", "", *paired_table(rows, modes[0], other), ""]
+    if current_table(rows, modes):
+        lines += ["## Current-first by where the current note ranked", "", *current_table(rows, modes), ""]
     lines += [
         "## Latency (whole call, including the question embedding; and search only)",
         "",

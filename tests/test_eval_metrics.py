@@ -13,6 +13,7 @@ from kb.eval.metrics import (
     all_gold_at,
     context_text,
     count_tokens,
+    current_band,
     current_first,
     fact_recall,
     facts_found,
@@ -181,6 +182,62 @@ def test_current_first() -> None:
     assert current_first(["x"], "cur", ["d1"]) == 0.0
     assert current_first(["cur"], None, ["d1"]) is None
     assert current_first(["cur"], "cur", []) is None
+
+
+def test_current_band() -> None:
+    """The band the current note ranks in; absent below the last band or unranked; None when not scored."""
+    ranked = [f"n{i}" for i in range(1, 31)]
+    assert current_band(ranked, "n1", ["d"]) == "1-5"
+    assert current_band(ranked, "n5", ["d"]) == "1-5"
+    assert current_band(ranked, "n6", ["d"]) == "6-10"
+    assert current_band(ranked, "n20", ["d"]) == "11-20"
+    assert current_band(ranked, "n21", ["d"]) == "absent"
+    assert current_band(ranked, "gone", ["d"]) == "absent"
+    assert current_band(ranked, None, ["d"]) is None
+    assert current_band(ranked, "n1", []) is None
+
+
+def test_report_splits_current_first_by_band() -> None:
+    """The report's table counts each mode's questions per band with their current-first."""
+    from kb.eval.harness import Row
+    from kb.eval.report import current_table, markdown
+
+    def row(qid: str, mode: str, cf: float | None, at: str | None) -> Row:
+        return Row(qid, "temporal", mode, {"current_first": cf}, [], 0, 0.0, 0.0, [], None, at)
+
+    rows = [
+        row("a", "graph", 1.0, "1-5"),
+        row("b", "graph", 0.0, "1-5"),
+        row("c", "graph", 0.0, "absent"),
+        row("a", "hybrid", 0.0, "6-10"),
+        row("b", "hybrid", 1.0, "1-5"),
+        row("c", "hybrid", 0.0, "11-20"),
+        row("d", "hybrid", None, None),
+    ]
+    table = current_table(rows, ["hybrid", "graph"])
+    assert table[2] == "| 1-5 | 1, 1.000 | 2, 0.500 |"
+    assert table[3] == "| 6-10 | 1, 0.000 | 0, – |"
+    assert table[4] == "| 11-20 | 1, 0.000 | 0, – |"
+    assert table[5] == "| absent | 0, – | 1, 0.000 |"
+    assert current_table([row("d", "hybrid", None, None)], ["hybrid"]) == []
+    metrics = {m: 0.0 for m in ("recall@10", "recall@20", "all_gold@20", "mrr", "ndcg@10", "fact_recall@8k")}
+    full = [
+        Row(
+            r.qid,
+            r.category,
+            r.mode,
+            {**metrics, "note_recall@8k": 0.0, "precision@8k": 0.0, **r.metrics},
+            [],
+            0,
+            0.0,
+            0.0,
+            [],
+            None,
+            r.current_at,
+        )
+        for r in rows
+    ]
+    assert "## Current-first by where the current note ranked" in markdown(full, ["hybrid", "graph"], {})
 
 
 def test_percentile_matches_numpy() -> None:
