@@ -181,9 +181,7 @@ def current_band(ranked: Sequence[str], current_path: str | None, distractors: S
     current-first does not score."""
     if current_path is None or not distractors:
         return None
-    rank = next((n for n, path in enumerate(ranked, start=1) if path == current_path), None)
-    if rank is None:
-        return ABSENT
+    rank = next((n for n, path in enumerate(ranked, start=1) if path == current_path), math.inf)
     return next((band for limit, band in RANK_BANDS if rank <= limit), ABSENT)
 
 

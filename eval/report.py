@@ -113,8 +113,9 @@ def markdown(rows: Sequence[Row], modes: Sequence[str], header: dict[str, Any]) 
     lines += ["", "## By category", "", *category_table(rows, modes), ""]
     for other in modes[1:]:
         lines += [f"## {other} vs {modes[0]} (paired, per question)", "", *paired_table(rows, modes[0], other), ""]
-    if current_table(rows, modes):
-        lines += ["## Current-first by where the current note ranked", "", *current_table(rows, modes), ""]
+    current = current_table(rows, modes)
+    if current:
+        lines += ["## Current-first by where the current note ranked", "", *current, ""]
     lines += [
         "## Latency (whole call, including the question embedding; and search only)",
         "",
