@@ -1,5 +1,7 @@
 """Retrieval passages inside a chunk: overlapping windows of about 150 tokens that never cross the chunk's
-boundary and, with the breadcrumb in front, fit the offline embedder's 256-word-piece window."""
+boundary and, with the breadcrumb in front, fit the offline embedder's 256-word-piece window. Measured against
+150/110 on the project's 21 sets over the shared vault (same run, vault rebuilt each time): 100/70 and 220/160 gave
+hybrid recall@10 0.823 -> 0.815 / 0.820, MRR 0.687 -> 0.692 / 0.687, graph-mode current-first 0.712 -> 0.671 / 0.679."""
 
 from __future__ import annotations
 

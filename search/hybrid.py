@@ -1,5 +1,10 @@
 """Hybrid search: full-text and vector rankings of passages, each chunk at its best passage, and the full-text ranking
-of whole chunks, fused by reciprocal rank, rolled up to notes."""
+of whole chunks, fused by reciprocal rank, rolled up to notes.
+
+A person's or client's own page often ranks first in all three legs for a question naming them; moving such a
+page (People/, a client's page, wiki/entities/) below the second note when the question names its title was
+simulated on the project's 21 sets over the shared vault: of 85 questions it changed, MRR 9 won and 45 lost. Those
+pages are mostly right first; the one set where they are not (retrieval9) is not a pattern, and it is not done."""
 
 from __future__ import annotations
 
