@@ -414,6 +414,10 @@ def vector_passages(private: bool = False) -> str:
     )
 
 
+def passage_count() -> str:
+    return "MATCH (p:Passage) RETURN count(p) AS n"
+
+
 def chunk_filter(folder: bool, tag: bool, since: bool, until: bool) -> str:
     """Only the active conditions, so the planner can seek the folder or date index."""
     parts = ["($private OR NOT c.private)"]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from conftest import make_config
 
+import kb.store as kb_store
 from kb.embed.onnx import OnnxEmbedder
 from kb.embeddings import EmbedStep
 from kb.errors import EmbedderError
@@ -150,6 +151,7 @@ def test_an_index_made_before_any_vector_binds_no_embedder(store: Store, example
         build(store, example_vault, DownEmbedder())  # now vectors exist: a switch needs --reembed
 
 
+@pytest.mark.parametrize("exact_max", [kb_store.EXACT_VECTOR_MAX, 0], ids=["scan", "index"])
 @pytest.mark.parametrize(
     ("filters", "limit"),
     [
@@ -160,9 +162,16 @@ def test_an_index_made_before_any_vector_binds_no_embedder(store: Store, example
     ],
 )
 def test_filtered_vector_leg_is_the_exact_filtered_top(
-    store: Store, example_vault: Path, filters: dict[str, str], limit: int
+    store: Store,
+    example_vault: Path,
+    filters: dict[str, str],
+    limit: int,
+    exact_max: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Index first when enough candidates pass, an exact scan when too few do: either way the filtered top."""
+    """A graph this small is scanned whole; above EXACT_VECTOR_MAX (here 0) the index first when enough
+    candidates pass, an exact scan when too few do: either way the filtered top."""
+    monkeypatch.setattr(kb_store, "EXACT_VECTOR_MAX", exact_max)
     build(store, example_vault)
     vec = EMB.embed_query("what did we decide about pricing for client files?")
     rows = store.read(
@@ -180,6 +189,24 @@ def test_filtered_vector_leg_is_the_exact_filtered_top(
     got = SearchIndex(store).vector(vec, limit, {**filters})
     assert [r["passage"] for r in got] == expected
     assert len(expected) == min(limit, len(passing)) and len(passing) < len(rows)
+
+
+def test_a_small_graph_is_scanned_not_read_through_the_approximate_index(
+    store: Store, example_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Up to EXACT_VECTOR_MAX passages the vector leg scores every passage, so its top cannot depend on how the
+    index graph grew: it is the exact top even with the vector indexes gone; above the bound it reads them."""
+    build(store, example_vault)
+    vec = EMB.embed_query("who introduced the seed investor?")
+    rows = store.read("MATCH (p:Passage) WHERE p.embedding IS NOT NULL RETURN p.id AS id, p.embedding AS v")
+    cos = {r["id"]: sum(a * b for a, b in zip(r["v"], vec)) for r in rows}
+    expected = sorted(cos, key=lambda i: (-cos[i], i))[:30]
+    assert 30 < len(rows) <= kb_store.EXACT_VECTOR_MAX == 1000
+    store.drop_vector_index()
+    assert [r["passage"] for r in SearchIndex(store).vector(vec, 30)] == expected
+    monkeypatch.setattr(kb_store, "EXACT_VECTOR_MAX", len(rows) - 1)
+    with pytest.raises(Exception, match="passage_embedding"):
+        SearchIndex(store).vector(vec, 30)
 
 
 def test_a_new_cut_re_derives_every_note_once_and_keeps_the_vectors(
