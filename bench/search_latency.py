@@ -3,8 +3,10 @@
 Reports the structure build (notes, chunks and passages written per second), offline embedding throughput
 (passages/s), then p50/p95 over 50 varied questions of the question embedding and of the search itself
 (keyword + vector over passages, roll-up, fusion, chunk details), and peak RSS.
-Usage: python bench/search_latency.py [--notes 13284] [--words 14600000] [--depths 100,200]
-(--depths: the search is also timed with each candidate depth per leg, FusionConfig's keyword/vector/text_depth)
+Usage: python bench/search_latency.py [--notes 13284] [--words 14600000] [--depths 100,200] [--overfetch 4,8]
+(--depths: the search is also timed with each candidate depth per leg, FusionConfig's keyword/vector/text_depth;
+--overfetch: and with the vector index asked for that many times the candidates it keeps, kb.store's
+VECTOR_OVERFETCH; bench/vector_recall.py measures what each factor recovers)
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import time
 import numpy as np
 from common import OUT, bench_config, bench_store, ensure_vault, peak_rss_mb, server_rss_mb
 
+import kb.store
 from kb import cypher
 from kb.embed.onnx import OnnxEmbedder
 from kb.embeddings import EmbedStep
@@ -100,6 +103,7 @@ def main() -> None:
         help="passages embedded for real (throughput); the rest get seeded random vectors",
     )
     ap.add_argument("--depths", default="", help="comma-separated candidate depths per leg to time as well")
+    ap.add_argument("--overfetch", default="", help="comma-separated vector-index overfetch factors to time")
     args = ap.parse_args()
     vault = ensure_vault(OUT / f"vault-{args.notes}-{args.words}", args.notes, args.words)
     cfg = bench_config(vault)
@@ -131,6 +135,13 @@ def main() -> None:
         fusion = FusionConfig(keyword_depth=depth, vector_depth=depth, text_depth=depth)
         times = [hybrid_search(index, emb, q, filters=f, fusion=fusion).timing["search_ms"] for q, f in qs]
         by_depth[str(depth)] = {"p50": round(percentile(times, 50), 1), "p95": round(percentile(times, 95), 1)}
+    by_overfetch = {}
+    kept = kb.store.VECTOR_OVERFETCH
+    for factor in [int(f) for f in args.overfetch.split(",") if f.strip()]:
+        kb.store.VECTOR_OVERFETCH = factor
+        times = [hybrid_search(index, emb, q, filters=f).timing["search_ms"] for q, f in qs]
+        by_overfetch[str(factor)] = {"p50": round(percentile(times, 50), 1), "p95": round(percentile(times, 95), 1)}
+    kb.store.VECTOR_OVERFETCH = kept
     result = {
         "notes": counts["notes"],
         "chunks": counts["chunks"],
@@ -148,6 +159,7 @@ def main() -> None:
         "search_ms_p95": round(percentile(search_ms, 95), 1),
         "filtered_search_ms_p50": round(percentile(filtered_ms, 50), 1),
         "search_ms_by_depth": by_depth,
+        "search_ms_by_overfetch": by_overfetch,
         "question_embed_ms_p50": round(percentile(embed_ms, 50), 1),
         "question_embed_ms_p95": round(percentile(embed_ms, 95), 1),
         "kb_peak_rss_mb": round(peak_rss_mb()),
