@@ -9,6 +9,7 @@ from pathlib import Path
 
 from kb import server
 from kb.config import Config, load_config
+from kb.eval.metrics import percentile
 from kb.store import Connection, Store
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -25,6 +26,15 @@ def bench_config(vault: Path | None = None, **flags: object) -> Config:
 def bench_store(cfg: Config) -> Store:
     info = server.start(cfg)
     return Store(Connection(info.uri, info.user, info.password, "neo4j"))
+
+
+def ints(text: str) -> list[int]:
+    """A comma-separated command-line list of whole numbers ("2,4,8"); empty for ""."""
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def p50_p95(times: list[float]) -> dict[str, float]:
+    return {"p50": round(percentile(times, 50), 1), "p95": round(percentile(times, 95), 1)}
 
 
 def peak_rss_mb() -> float:

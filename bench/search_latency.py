@@ -18,7 +18,7 @@ import random
 import time
 
 import numpy as np
-from common import OUT, bench_config, bench_store, ensure_vault, peak_rss_mb, server_rss_mb
+from common import OUT, bench_config, bench_store, ensure_vault, ints, p50_p95, peak_rss_mb, server_rss_mb
 
 import kb.store
 from kb import cypher
@@ -64,6 +64,13 @@ def questions(store: Store, n: int = 50) -> list[tuple[str, Filters]]:
             flt = Filters(since="2022-01-01")
         out.append((q, flt))
     return out
+
+
+def timed(
+    index: SearchIndex, emb: OnnxEmbedder, qs: list[tuple[str, Filters]], fusion: FusionConfig | None = None
+) -> dict[str, float]:
+    """p50/p95 of the search over every question, with this fusion (the default without one)."""
+    return p50_p95([hybrid_search(index, emb, q, filters=f, fusion=fusion).timing["search_ms"] for q, f in qs])
 
 
 def embed_some(store: Store, emb: OnnxEmbedder, limit: int) -> int:
@@ -130,18 +137,18 @@ def main() -> None:
         embed_ms.append(TimedEmbedder.last_ms)
         if f.active():
             filtered_ms.append(res.timing["search_ms"])
-    by_depth = {}
-    for depth in [int(d) for d in args.depths.split(",") if d.strip()]:
-        fusion = FusionConfig(keyword_depth=depth, vector_depth=depth, text_depth=depth)
-        times = [hybrid_search(index, emb, q, filters=f, fusion=fusion).timing["search_ms"] for q, f in qs]
-        by_depth[str(depth)] = {"p50": round(percentile(times, 50), 1), "p95": round(percentile(times, 95), 1)}
+    by_depth = {
+        str(d): timed(index, emb, qs, FusionConfig(keyword_depth=d, vector_depth=d, text_depth=d))
+        for d in ints(args.depths)
+    }
     by_overfetch = {}
     kept = kb.store.VECTOR_OVERFETCH
-    for factor in [int(f) for f in args.overfetch.split(",") if f.strip()]:
-        kb.store.VECTOR_OVERFETCH = factor
-        times = [hybrid_search(index, emb, q, filters=f).timing["search_ms"] for q, f in qs]
-        by_overfetch[str(factor)] = {"p50": round(percentile(times, 50), 1), "p95": round(percentile(times, 95), 1)}
-    kb.store.VECTOR_OVERFETCH = kept
+    try:
+        for factor in ints(args.overfetch):
+            kb.store.VECTOR_OVERFETCH = factor  # read by the store at each query
+            by_overfetch[str(factor)] = timed(index, emb, qs)
+    finally:
+        kb.store.VECTOR_OVERFETCH = kept
     result = {
         "notes": counts["notes"],
         "chunks": counts["chunks"],

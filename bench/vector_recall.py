@@ -15,13 +15,12 @@ import json
 import time
 from typing import Any
 
-from common import OUT, bench_config, bench_store, ensure_vault, peak_rss_mb
+from common import OUT, bench_config, bench_store, ensure_vault, ints, p50_p95, peak_rss_mb
 from search_latency import questions
 
 from kb import cypher
 from kb.embed.onnx import OnnxEmbedder
 from kb.embeddings import EmbedStep
-from kb.eval.metrics import percentile
 from kb.progress import Bars
 from kb.refresh import refresh
 from kb.store import SearchIndex, Store
@@ -37,8 +36,11 @@ def index_top(store: Store, vec: list[float], k: int, factor: int) -> tuple[list
     return [r["passage"] for r in rows], (time.perf_counter() - t0) * 1e3
 
 
-def measure(store: Store, vecs: list[list[float]], k: int, factors: list[int]) -> dict[str, Any]:
-    """Per factor: mean recall of the exact top k, questions missing any of it, top-20 lists that differ."""
+def measure(
+    store: Store, vecs: list[list[float]], k: int, factors: list[int]
+) -> tuple[dict[str, Any], list[list[str]]]:
+    """Per factor: mean recall of the exact top k, questions missing any of it, top-20 lists that differ, the
+    index query's ms; and the exact tops themselves."""
     index = SearchIndex(store)
     exact = [exact_top(index, v, k) for v in vecs]
     out: dict[str, Any] = {}
@@ -55,10 +57,9 @@ def measure(store: Store, vecs: list[list[float]], k: int, factors: list[int]) -
             "recall": round(sum(recalls) / len(recalls), 4),
             "questions_missing": missing,
             "top20_differ": differ,
-            "ms_p50": round(percentile(times, 50), 1),
-            "ms_p95": round(percentile(times, 95), 1),
+            "ms": p50_p95(times),
         }
-    return out | {"exact_top": exact}
+    return out, exact
 
 
 def main() -> None:
@@ -69,7 +70,7 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=100)
     ap.add_argument("--questions", type=int, default=100)
     args = ap.parse_args()
-    factors = [int(f) for f in args.factors.split(",")]
+    factors = ints(args.factors)
     vault = ensure_vault(OUT / f"vault-{args.notes}-{args.words}", args.notes, args.words)
     cfg = bench_config(vault)
     store = bench_store(cfg)
@@ -79,14 +80,15 @@ def main() -> None:
     refresh(store, cfg, Bars(), embed_step=EmbedStep(emb))
     build_s = time.perf_counter() - t0
     vecs = [emb.embed_query(q) for q, _ in questions(store, args.questions)]
-    fresh = measure(store, vecs, args.k, factors)
+    fresh, fresh_exact = measure(store, vecs, args.k, factors)
     store.set_meta("derive", {"cut": "an older cut"})  # every note cut again: passages deleted and rewritten
     refresh(store, cfg, Bars(), embed_step=EmbedStep(emb), rebuild_indexes=True)
-    rewritten = measure(store, vecs, args.k, factors)
-    same = sum(a == b for a, b in zip(fresh.pop("exact_top"), rewritten.pop("exact_top")))
+    rewritten, rewritten_exact = measure(store, vecs, args.k, factors)
+    same = sum(a == b for a, b in zip(fresh_exact, rewritten_exact))
+    counts = store.counts()
     result = {
-        "notes": store.counts()["notes"],
-        "passages": store.counts()["passages"],
+        "notes": counts["notes"],
+        "passages": counts["passages"],
         "build_and_embed_s": round(build_s, 1),
         "questions": len(vecs),
         "k": args.k,
