@@ -89,7 +89,9 @@ def standing(row: dict[str, Any], q: Question, as_of: str | None) -> str:
         elif q.asks_when:
             return "states"  # when it happened: the record of the event, whatever value replaced it later
         else:
-            return "outdated"  # a later value replaced it: the note that records that says what became of it
+            # about now ("do we still ...?") a later value replaced it; about the past ("did churn ever cross 3%?")
+            # each recorded value says what happened then (measured: current-first 0.712 -> 0.720, 3 won, none lost)
+            return "outdated" if q.now else "states"
         return "states" if claim_when(c) <= end and not replaced_by(row, start) else "outdated"  # stood then
     at = as_of or (period.end if period else None)
     if at is None:

@@ -77,8 +77,11 @@ def test_standing_now_at_a_period_and_as_of() -> None:
     assert [standing(r, in_2025, None) for r in STORES[:3]] == ["outdated", "outdated", "states"]
     assert [standing(r, now, "2025-01-15") for r in STORES[:3]] == ["outdated", "states", "outdated"]
     happened = parse("Did Crumb ever open store 40?", TODAY)
-    # a replaced count is outdated: the note with what it became says what happened
-    assert [standing(r, happened, None) for r in STORES] == ["states", "outdated", "outdated", "not_fact", "not_fact"]
+    # a replaced count still records what happened then; plans and suggestions do not
+    assert [standing(r, happened, None) for r in STORES] == ["states", "states", "states", "not_fact", "not_fact"]
+    still = parse("Does Crumb still run 24 stores?", TODAY)  # about now: a replaced count is outdated
+    assert (still.intent, still.now) == ("happened", True)
+    assert [standing(r, still, None) for r in STORES] == ["states", "outdated", "outdated", "not_fact", "not_fact"]
     in_2024 = parse("Did Crumb run 24 stores in 2024?", TODAY)  # unless it stood in the period asked about
     assert [standing(r, in_2024, None) for r in STORES[:3]] == ["states", "states", "outdated"]
     assert [standing(r, happened, "2025-07-01") for r in STORES[:3]] == ["states", "outdated", "states"]
@@ -305,12 +308,13 @@ def test_a_saved_ai_chat_is_a_suggestion_unless_the_question_asks_what_the_ai_sa
 
 
 def test_a_replaced_value_still_says_when_it_happened() -> None:
-    """ "When did Crumb pass 30 stores?": the note recording it answers, although a later count replaced it; "did
-    Crumb ever have 30 stores?" with no date reads the replaced count as outdated (what became of it is newer)."""
+    """ "When did Crumb pass 30 stores?" and "did Crumb ever have 30 stores?": the note recording it answers,
+    although a later count replaced it; "does Crumb still have 30 stores?" reads the replaced count as outdated."""
     passed = row("30 stores, first time", "2025-review.md", "2025-06-30", sup="41")
     when = parse("When did Crumb first pass 30 stores?", TODAY)
     assert standing(passed, when, None) == "states"
-    assert standing(passed, parse("Did Crumb ever have 30 stores?", TODAY), None) == "outdated"
+    assert standing(passed, parse("Did Crumb ever have 30 stores?", TODAY), None) == "states"
+    assert standing(passed, parse("Does Crumb still have 30 stores?", TODAY), None) == "outdated"
 
 
 def test_the_note_of_the_nearest_claim_leads_when_that_claim_says_what_happened() -> None:
