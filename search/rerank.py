@@ -295,7 +295,9 @@ def nearest_record_first(
         return results
     best = max(scored, key=lambda r: (r["score"], str(r["claim"].get("value"))))
     path = note_path(best, note_of)
-    if standing(best, q, as_of) != "states" or is_ai_chat(path, chat_folders):
+    # a value a later one replaced still says what happened (standing), but as the nearest claim it is more often
+    # the premise the question quotes than the record (measured: MRR 0.719 -> 0.720, 7 questions won, 2 lost)
+    if standing(best, q, as_of) != "states" or best.get("sup") or is_ai_chat(path, chat_folders):
         return results
     at = next((i for i, r in enumerate(results[:depth]) if r.path == path), None)
     if not at:
