@@ -334,6 +334,9 @@ def test_the_note_of_the_nearest_claim_leads_when_that_claim_says_what_happened(
     assert nearest_record_first(in_chat, [chat], q, None, None, 20, ("ChatGPT",)) == in_chat
     value = parse("How many stores does Crumb run now?", TODAY)
     assert nearest_record_first(results, [plan, done], value, None, None, 20, ("ChatGPT",)) == results
+    replaced = {**done, "sup": [{"value": "closed in 2026", "as_of": "2026-03-01", "note_path": "x.md"}]}
+    assert standing(replaced, q, None) == "states"  # it still says what happened then ...
+    assert nearest_record_first(results, [plan, replaced], q, None, None, 20, ("ChatGPT",)) == results  # ... not first
 
 
 def test_a_question_about_now_keeps_the_time_order_over_the_nearest_record() -> None:
