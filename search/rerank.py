@@ -20,7 +20,9 @@ dated note among the first 2, 3 or 5: 0.709 / 0.693, 0.693 / 0.685, 0.687 / 0.68
 "happened", and the first note is often the record itself). When the claim nearest the question is a plan the
 graph says a later fact followed (FOLLOWED_BY), putting that fact's note first instead: 0.712 / 0.718 -> 0.712 /
 0.719, 3 questions won and 3 lost (the first later fact is often not the outcome the question asks about: a Q3
-board figure for an end-of-year target)."""
+board figure for an end-of-year target). Adding the note of the fact claim nearest the question in the whole
+claim-line index (not only in the ranked notes' chunks): of the 25 whether-it-happened questions whose current note
+is not among the first 12, that note is it for 2 (and a distractor for 4), so it is not a way in."""
 
 from __future__ import annotations
 
