@@ -93,9 +93,22 @@ NOW_RULES: dict[str, str] = {
 }
 
 # "were still active when 2022 ended": "still" after a past-tense verb, in a question naming a date, is still at that
-# date, not now (English; other languages read "noch", "encore", "还" as now, as before)
-PAST_STILL: dict[str, str] = {"en": rf"\b({_EN_PAST})\s+(?:\S+\s+){{0,3}}(still|anymore)\b"}
-STRICT_NOW: dict[str, str] = {"en": rf"\b({_EN_NOW})\b"}  # NOW_RULES without "still" and "anymore"
+# date, not now; the same for "hatten wir Ende 2022 noch", "avait-on encore fin 2022". Chinese marks no tense: with
+# a date named, 还 is still at that date unless a word of now (现在, 目前) says otherwise
+_DE_PAST = r"war|waren|warst|hatte|hatten|hattest|gab|lag|lagen|blieb|blieben|stand|standen"
+_FR_PAST = r"étais|était|étaient|étions|avais|avait|avaient|avions|restait|restaient|restions"
+PAST_STILL: dict[str, str] = {
+    "en": rf"\b({_EN_PAST})\s+(?:\S+\s+){{0,3}}(still|anymore)\b",
+    "de": rf"\b({_DE_PAST})\s+(?:\S+\s+){{0,4}}noch\b",
+    "fr": rf"\b({_FR_PAST})(?:-\S+)?\s+(?:\S+\s+){{0,3}}encore\b",
+    "zh": r"还",
+}
+STRICT_NOW: dict[str, str] = {  # NOW_RULES without "still" and "anymore", "noch", "encore", 还
+    "en": rf"\b({_EN_NOW})\b",
+    "de": r"\b(aktuell\w*|jetzt|heute|derzeit|zurzeit|momentan)\b",
+    "fr": r"\b(actuel\w*|maintenant|aujourd'hui|en ce moment)\b",
+    "zh": r"目前|现在|当前|最新|如今",
+}
 
 # words that ask when something happened: the record of the event answers, whatever value replaced it later
 WHEN_RULES: dict[str, str] = {

@@ -170,6 +170,25 @@ def test_still_after_a_past_verb_is_still_at_the_date_named() -> None:
     assert parse("Was the café still open in 2024, and is it open now?", TODAY).now  # "now" says so
 
 
+def test_still_at_a_date_named_in_german_french_and_chinese() -> None:
+    """ "noch", "encore" after a past verb and 还 beside a date are still at that date; with a present verb, or a
+    word of now, they ask about now as before."""
+    for text, start in (
+        ("Wie viel vom Startkapital hatten wir Ende 2022 noch übrig?", "2022-12-01"),
+        ("Combien de cafés avait-on encore fin 2023 ?", "2023-12-01"),
+        ("2023年底我们还有多少家咖啡店？", "2023-12-01"),
+    ):
+        q = parse(text, TODAY)
+        assert not q.now and q.period is not None and q.period.start == start, text
+    for text in (
+        "Backen wir 2024 noch Roggenbrot?",  # a present verb: now
+        "Est-ce qu'on vend encore du pain de seigle en 2024 ?",
+        "2023年开的店现在还在吗？",  # 现在: now
+        "Hatten wir 2023 Roggenbrot, und backen wir es heute noch?",  # "heute": now
+    ):
+        assert parse(text, TODAY).now, text
+
+
 def test_a_period_not_yet_over_beside_one_that_is_is_the_target() -> None:
     q = parse("How many cafés are we aiming for by the end of this year, and how many did we have last quarter?", TODAY)
     assert q.period is not None and (q.period.start, q.period.end) == ("2026-07-01", "2026-09-30")
