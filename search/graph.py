@@ -309,8 +309,9 @@ def _rerank(
     stand.update(chat_standings(results[: cfg.rerank_depth], q, cfg.ai_chat_folders))
     results = demote(results, stand, cfg.anchor_depth, cfg.max_drop)
     if lift and cfg.promote and margin is not None:
-        # whether something happened: the note of the nearest claim, when it is a fact, leads (measured on the
-        # project's sets: 6 questions gained current-first, none lost; two plain questions lost MRR 1.0 -> 0.5)
+        # whether something happened: the note of the nearest claim, when it is a fact, leads (measured again on the
+        # project's 21 sets over the shared vault, graph mode without it: current-first 0.725 -> 0.704, 3 questions
+        # won and 11 lost, MRR 0.730 -> 0.718; it often lifts the premise note, yet more often the record)
         results = nearest_record_first(results, about, q, as_of, note_of, cfg.rerank_depth, cfg.ai_chat_folders)
     moved = [{"path": r.path, "why": why} for r in results for why in (r.promoted, r.demoted) if why]
     return results, moved

@@ -180,8 +180,12 @@ def _scaled(ranking: list[dict[str, Any]]) -> list[float]:
     return [0.0 if s is None else (s - low) / (high - low) if high > low else 1.0 for s in scores]
 
 
-def roll_up(chunks: list[ChunkHit], limit: int, per_note: int) -> list[NoteHit]:
-    """Notes ranked by their best chunk (then its scores' lead, the sum of their chunks, the path)."""
+def roll_up(
+    chunks: list[ChunkHit], limit: int, per_note: int, note_weight: float = 0.0, note_k: int = RRF_K
+) -> list[NoteHit]:
+    """Notes ranked by their best chunk (then its scores' lead, the sum of their chunks, the path); with
+    `note_weight`, each note's score also gains that times its reciprocal-rank fusion over the legs' note
+    rankings (see FusionConfig.note_weight)."""
     by_note: dict[str, list[ChunkHit]] = {}
     for hit in chunks:
         by_note.setdefault(hit.path, []).append(hit)
@@ -197,8 +201,23 @@ def roll_up(chunks: list[ChunkHit], limit: int, per_note: int) -> list[NoteHit]:
                 _best(h.text_rank for h in hits),
             )
         )
+    if note_weight > 0:
+        extra = note_fusion(notes, note_k)
+        for n in notes:
+            n.score += note_weight * extra[n.path]
     notes.sort(key=lambda n: (-n.score, -by_note[n.path][0].lead, -sum(c.score for c in by_note[n.path]), n.path))
     return notes[:limit]
+
+
+def note_fusion(notes: list[NoteHit], k: int) -> dict[str, float]:
+    """Per note, the reciprocal-rank fusion of the legs' note rankings: in each leg the notes ordered by their
+    best chunk's rank there (ties by path), a note absent from a leg gaining nothing from it."""
+    out = {n.path: 0.0 for n in notes}
+    for attr in ("keyword_rank", "vector_rank", "text_rank"):
+        ranked = sorted((getattr(n, attr), n.path) for n in notes if getattr(n, attr) is not None)
+        for rank, (_, path) in enumerate(ranked, start=1):
+            out[path] += 1.0 / (k + rank)
+    return out
 
 
 def _best(ranks: Any) -> int | None:
@@ -337,7 +356,8 @@ def hybrid_with_vector(
     filters = filters or Filters()
     ranking = rank_chunks(index, embedder, question, filters, k, fusion)
     t0 = time.perf_counter()
-    notes = roll_up(ranking.chunks, k, per_note)
+    cfg = fusion or FusionConfig()
+    notes = roll_up(ranking.chunks, k, per_note, cfg.note_weight, cfg.note_rrf_k)
     details = index.chunks([c.id for n in notes for c in n.chunks])
     timing = dict(ranking.timing)
     timing["fuse_ms"] += (time.perf_counter() - t0) * 1e3

@@ -41,6 +41,18 @@ def test_the_lead_decides_a_note_tie_before_the_sum_of_its_chunks() -> None:
     assert [c.id for c in notes[1].chunks] == ["a1", "a2"]  # A has more chunks: the sum no longer decides first
 
 
+def test_note_fusion_lifts_a_note_both_legs_find_through_different_chunks() -> None:
+    # B's best chunks are second in each leg, but they are different chunks: by its best chunk alone B is last
+    kw = ranking(("a1", "A.md", 9.0), ("b1", "B.md", 8.0), ("c1", "C.md", 7.0))
+    vec = ranking(("c2", "C.md", 0.9), ("b2", "B.md", 0.8))
+    chunks = fuse(kw, vec, k=10)
+    assert [n.path for n in roll_up(chunks, limit=10, per_note=3)][-1] == "B.md"
+    fused = roll_up(chunks, limit=10, per_note=3, note_weight=0.5, note_k=10)
+    assert [n.path for n in fused] == ["C.md", "B.md", "A.md"]
+    b = fused[1]
+    assert b.score == 1 / 12 + 0.5 * (1 / 12 + 1 / 12)  # its best chunk, plus half its note-level fusion
+
+
 def test_passage_fusion_carries_the_lead_to_its_chunks() -> None:
     kw = ranking(("z", "Z.md", 9.0), ("a", "A.md", 5.0), ("c", "C.md", 1.0))
     vec = ranking(("a", "A.md", 0.80), ("z", "Z.md", 0.79), ("c", "C.md", 0.40))
