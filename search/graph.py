@@ -80,10 +80,12 @@ class GraphConfig:
     promote: int = 3  # notes stating the current (or asked-period) value moved to the top; 0 keeps hybrid's order
     rerank: bool = True  # notes whose claims about the asked subject are outdated or not facts go below
     claim_margin: float = 0.05  # a claim is about the asked attribute when its line is this close to the best
-    rerank_depth: int = 12  # how many ranked notes the re-ranking reads the claims of (measured on the project's
+    rerank_depth: int = 8  # how many ranked notes the re-ranking reads the claims of (measured on the project's
     # 21 sets over the shared vault, graph mode: 20 -> 12, current-first 0.720 -> 0.725, MRR 0.720 -> 0.730, 26
-    # questions won MRR and 5 lost; 8, 10 and 15 were about as good, 5 lost current-first: the claims of notes
-    # ranked low were more often a distractor's, and a low note stating the fact let higher ones drop to it)
+    # questions won MRR and 5 lost; 5 lost current-first: the claims of notes ranked low were more often a
+    # distractor's, and a low note stating the fact let higher ones drop to it. On hybrid's note-level fusion,
+    # 12 -> 8: MRR 0.724 -> 0.731, 22 questions won and 7 lost, current-first 0.741 -> 0.739, 2 won and 3 lost;
+    # 10 and 15 were between or below)
     anchor_depth: int = 20  # notes move below the lowest of the first 20 that states the fact ...
     max_drop: int = 10  # ... but at most 10 places down: further, a misread note leaves the context (measured on the
     # time questions: unbounded pushed hybrid's first, a decision whose nearest claims were its plans, out of 8k;
