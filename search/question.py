@@ -81,16 +81,27 @@ INTENT_RULES: dict[str, dict[str, str]] = {
     },
 }
 SENTENCE_BREAK = re.compile(r"(?<=[.!?;:])\s+|(?<=[。！？；])|\n+")
-# words that ask for the state now (a question with them and no date asks for the current value)
-_EN_NOW = r"current(ly)?|now|today|latest|most recent|these days|at the moment"
-_EN_PAST = r"did|was|were|had"
-NOW_RULES: dict[str, str] = {
-    "en": rf"\b({_EN_NOW}|still|anymore)\b",
-    "de": r"\b(aktuell\w*|jetzt|heute|derzeit|zurzeit|momentan|noch)\b",
-    "fr": r"\b(actuel\w*|maintenant|aujourd'hui|encore|en ce moment)\b",
-    "es": r"\b(actual\w*|ahora|hoy|todavía)\b",
-    "zh": r"目前|现在|当前|最新|如今|还",
+# words that ask for the state now (a question with them and no date asks for the current value), and the words
+# of "still", which ask for now too unless they follow a past verb beside a date (PAST_STILL)
+_NOW_WORDS: dict[str, str] = {
+    "en": r"current(ly)?|now|today|latest|most recent|these days|at the moment",
+    "de": r"aktuell\w*|jetzt|heute|derzeit|zurzeit|momentan",
+    "fr": r"actuel\w*|maintenant|aujourd'hui|en ce moment",
+    "es": r"actual\w*|ahora|hoy",
+    "zh": r"目前|现在|当前|最新|如今",
 }
+_STILL_WORDS = {"en": "still|anymore", "de": "noch", "fr": "encore", "es": "todavía", "zh": "还"}
+_EN_PAST = r"did|was|were|had"
+
+
+def _words_rule(lang: str, words: str) -> str:
+    return words if lang == "zh" else rf"\b({words})\b"  # Han has no word boundaries
+
+
+NOW_RULES: dict[str, str] = {
+    lang: _words_rule(lang, f"{words}|{_STILL_WORDS[lang]}") for lang, words in _NOW_WORDS.items()
+}
+STRICT_NOW: dict[str, str] = {lang: _words_rule(lang, words) for lang, words in _NOW_WORDS.items()}
 
 # "were still active when 2022 ended": "still" after a past-tense verb, in a question naming a date, is still at that
 # date, not now; the same for "hatten wir Ende 2022 noch", "avait-on encore fin 2022". Chinese marks no tense: with
@@ -102,12 +113,6 @@ PAST_STILL: dict[str, str] = {
     "de": rf"\b({_DE_PAST})\s+(?:\S+\s+){{0,4}}noch\b",
     "fr": rf"\b({_FR_PAST})(?:-\S+)?\s+(?:\S+\s+){{0,3}}encore\b",
     "zh": r"还",
-}
-STRICT_NOW: dict[str, str] = {  # NOW_RULES without "still" and "anymore", "noch", "encore", 还
-    "en": rf"\b({_EN_NOW})\b",
-    "de": r"\b(aktuell\w*|jetzt|heute|derzeit|zurzeit|momentan)\b",
-    "fr": r"\b(actuel\w*|maintenant|aujourd'hui|en ce moment)\b",
-    "zh": r"目前|现在|当前|最新|如今",
 }
 
 # words that ask when something happened: the record of the event answers, whatever value replaced it later
