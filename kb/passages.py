@@ -1,7 +1,14 @@
 """Retrieval passages inside a chunk: overlapping windows of about 150 tokens that never cross the chunk's
 boundary and, with the breadcrumb in front, fit the offline embedder's 256-word-piece window. Measured against
 150/110 on the project's 21 sets over the shared vault (same run, vault rebuilt each time): 100/70 and 220/160 gave
-hybrid recall@10 0.823 -> 0.815 / 0.820, MRR 0.687 -> 0.692 / 0.687, graph-mode current-first 0.712 -> 0.671 / 0.679."""
+hybrid recall@10 0.823 -> 0.815 / 0.820, MRR 0.687 -> 0.692 / 0.687, graph-mode current-first 0.712 -> 0.671 / 0.679.
+
+Measured and not used: passages cut at the heading lines inside a chunk (a whole note of up to 1,500 tokens is one
+chunk), sections packed while they fit 150 tokens, each passage embedded and full-text indexed under the headings it
+stands under (`2026 Plan > 3. Product > 3.4 Quality`). Same run, 21 sets over the shared vault (609 scored
+questions), against these windows: hybrid recall@10 0.837 -> 0.830, recall@20 0.913 -> 0.912, MRR 0.697 -> 0.700
+(96 questions won, 95 lost), behind-naive cells 15 -> 17; graph mode current-first 0.739 -> 0.698 (9 won, 24 lost,
+p = 0.014), MRR 0.733 -> 0.729."""
 
 from __future__ import annotations
 
