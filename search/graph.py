@@ -8,7 +8,15 @@ Not used, simulated on graph mode's final rankings over the project's 21 sets: t
 lines are nearest the question (the claim-line index) as a retrieval leg, fused by reciprocal rank with the ranking
 for state questions (leg weight 0.3 to 1, k 10 or 30; all claims or current ones only): current-first 0.712 ->
 0.628 to 0.674, MRR 0.718 -> 0.676 to 0.722. The nearest claims are more often a distractor's than the current
-note's (for 107 misses: 23 against 10)."""
+note's (for 107 misses: 23 against 10).
+
+Not used either, measured in graph mode on the same 21 sets (609 questions, same run): for whether something
+happened, a second hybrid ranking of only the notes written after the first note's date (the premise, a plan or chat
+the question quotes, cannot record its own outcome) fused by reciprocal rank (k 10) into the first before the
+re-reading: current-first 0.739 -> 0.701 (weight 1, first 10), 0.728 (weight 0.5), 0.725 (weight 1, first 5); MRR
+0.733 -> 0.679 / 0.697 / 0.699. The first note is as often the record as the premise. Nor a larger share of the
+budget for chunks: graph_share 0.40 -> 0.30 / 0.25 / 0.20 moved key facts within 8k 0.841 -> 0.844 / 0.847 / 0.847
+(the lines seldom fill their share) and left the ranking as it was."""
 
 from __future__ import annotations
 
