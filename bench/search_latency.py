@@ -131,9 +131,12 @@ def main() -> None:
     for q, f in qs[:5]:  # warm caches, as a running server would be
         hybrid_search(index, emb, q, filters=f)
     search_ms, embed_ms, filtered_ms = [], [], []
+    parts: dict[str, list[float]] = {}
     for q, f in qs:
         res = hybrid_search(index, emb, q, filters=f)
         search_ms.append(res.timing["search_ms"])
+        for part in ("keyword_ms", "vector_ms", "legs_ms", "fuse_ms"):
+            parts.setdefault(part, []).append(res.timing[part])
         embed_ms.append(TimedEmbedder.last_ms)
         if f.active():
             filtered_ms.append(res.timing["search_ms"])
@@ -165,6 +168,9 @@ def main() -> None:
         "search_ms_p50": round(percentile(search_ms, 50), 1),
         "search_ms_p95": round(percentile(search_ms, 95), 1),
         "filtered_search_ms_p50": round(percentile(filtered_ms, 50), 1),
+        # where the search's time goes: the full-text legs (in a thread), the vector leg, both side by side, and
+        # the fusion with the roll-up and the chunks' details
+        "parts_ms_p50": {k: round(percentile(v, 50), 1) for k, v in parts.items()},
         "search_ms_by_depth": by_depth,
         "search_ms_by_overfetch": by_overfetch,
         "question_embed_ms_p50": round(percentile(embed_ms, 50), 1),
