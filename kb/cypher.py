@@ -414,6 +414,21 @@ def vector_passages(private: bool = False) -> str:
     )
 
 
+def vector_index_raw(props: bool) -> str:
+    """The public passage vector index's nearest $candidates, its own scores, no re-scoring (bench/vector_leg.py
+    times it): element ids only, or with the passages' chunk and id."""
+    ret = "c.chunk_id AS id, c.id AS passage" if props else "elementId(c) AS e"
+    return (
+        f"CALL db.index.vector.queryNodes('{PASSAGE_VECTOR_INDEX}', $candidates, $vec) YIELD node AS c, score "
+        f"RETURN {ret}, score ORDER BY score DESC LIMIT $limit"
+    )
+
+
+def embedded_vectors() -> str:
+    """Every public passage vector, in id order (bench/vector_leg.py reads them into one matrix)."""
+    return "MATCH (p:Passage) WHERE p.embedding IS NOT NULL RETURN p.embedding AS v ORDER BY p.id"
+
+
 def passage_count() -> str:
     return "MATCH (p:Passage) RETURN count(p) AS n"
 

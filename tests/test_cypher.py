@@ -60,3 +60,13 @@ def test_index_plumbing_builders() -> None:
     assert cypher.await_indexes(3600) == "CALL db.awaitIndexes(3600)"
     assert cypher.index_names() == "SHOW INDEXES YIELD name RETURN name ORDER BY name"
     assert cypher.drop_index("a`b") == "DROP INDEX `a``b` IF EXISTS"
+
+
+def test_the_bench_reads_the_public_vector_index_raw_and_every_public_vector() -> None:
+    ids, props = cypher.vector_index_raw(props=False), cypher.vector_index_raw(props=True)
+    for q in (ids, props):
+        assert f"queryNodes('{cypher.PASSAGE_VECTOR_INDEX}', $candidates, $vec)" in q
+        assert q.endswith("ORDER BY score DESC LIMIT $limit") and "similarity" not in q  # the index's own scores
+    assert "elementId(c) AS e" in ids and "c.id AS passage" in props
+    every = cypher.embedded_vectors()
+    assert "p.embedding IS NOT NULL" in every and "embedding_private" not in every and every.endswith("ORDER BY p.id")
