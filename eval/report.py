@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,54 @@ def current_table(rows: Sequence[Row], modes: Sequence[str]) -> list[str]:
             cells.append(f"{len(sel)}, {fmt(mean([r.metrics['current_first'] for r in sel]))}")
         out.append(f"| {band} | " + " | ".join(cells) + " |")
     return out
+
+
+SET_METRICS = ("recall@10", "recall@20", "mrr", "fact_recall@8k", "current_first")
+BASELINE = "naive"
+
+
+def behind(rows: Sequence[Row], mode: str, baseline: str = BASELINE) -> list[str]:
+    """The SET_METRICS on which `mode` scores below `baseline` on these rows (current-first left out: the
+    baseline is a retrieval arm, with no sense of time)."""
+    out = []
+    for m in SET_METRICS[:-1]:
+        a, b = mean([r.metrics[m] for r in by(rows, mode)]), mean([r.metrics[m] for r in by(rows, baseline)])
+        if not (math.isnan(a) or math.isnan(b)) and a < b:
+            out.append(m)
+    return out
+
+
+def sets_summary(sets: Mapping[str, Sequence[Row]], modes: Sequence[str], header: dict[str, Any]) -> str:
+    """Several question sets run on one graph: each set's main figures per mode, which metrics a mode is below
+    the naive baseline on (when it ran), the pooled figures, and how many set x metric cells are behind."""
+    lines = ["# kb retrieval eval: several question sets", ""]
+    lines += [f"- {k}: {v}" for k, v in header.items()]
+    against = BASELINE in modes
+    head = "| set | mode | n | " + " | ".join(SET_METRICS) + (f" | below {BASELINE} on |" if against else " |")
+    rule = "|---|---|---|" + "---|" * (len(SET_METRICS) + against)
+    lines += ["", "## Per set", "", head, rule]
+    cells: dict[str, int] = {m: 0 for m in modes}
+    for name, rows in sets.items():
+        for mode in modes:
+            lines.append(_set_row(name, rows, mode, against))
+            if against and mode != BASELINE:
+                cells[mode] += len(behind(rows, mode))
+    pooled = [r for rows in sets.values() for r in rows]
+    lines += ["", "## Pooled", "", head, rule]
+    lines += [_set_row("all", pooled, mode, against) for mode in modes]
+    if against:
+        lines += ["", f"## Set x metric cells below {BASELINE}", "", "| mode | cells | of |", "|---|---|---|"]
+        total = len(sets) * (len(SET_METRICS) - 1)
+        lines += [f"| {m} | {cells[m]} | {total} |" for m in modes if m != BASELINE]
+    return "\n".join(lines) + "\n"
+
+
+def _set_row(name: str, rows: Sequence[Row], mode: str, against: bool) -> str:
+    sel = by(rows, mode)
+    scored = sum(1 for r in sel if r.metrics["recall@10"] is not None and not math.isnan(_num(r.metrics["recall@10"])))
+    values = [fmt(mean([r.metrics[m] for r in sel])) for m in SET_METRICS]
+    tail = f" | {', '.join(behind(rows, mode)) or '–'}" if against and mode != BASELINE else (" | " if against else "")
+    return f"| {name} | {mode} | {scored} | " + " | ".join(values) + tail + " |"
 
 
 def latency_table(rows: Sequence[Row], modes: Sequence[str]) -> list[str]:

@@ -79,3 +79,41 @@ def test_db_init_is_idempotent(kb_env: Path, store: object) -> None:
     data = json.loads(out)
     assert data["schema_version"] == SCHEMA_VERSION
     assert "chunk_text" in data["indexes"] and "note_path" in data["indexes"]
+
+
+def test_eval_run_on_several_sets_reports_each_as_alone_and_a_summary(
+    kb_env: Path, example_vault: Path, store: object, tmp_path: Path
+) -> None:
+    import yaml
+
+    invoke("refresh", "--vault", str(example_vault), "--json")
+    source = Path(__file__).resolve().parents[1] / "examples" / "questions.yaml"
+    items = yaml.safe_load(source.read_text(encoding="utf-8"))["questions"]
+    a, b = tmp_path / "first.yaml", tmp_path / "second.yaml"
+    a.write_text(yaml.safe_dump({"questions": items[:3]}, allow_unicode=True), encoding="utf-8")
+    b.write_text(yaml.safe_dump({"questions": items[3:6]}, allow_unicode=True), encoding="utf-8")
+    common = ["--vault", str(example_vault), "--modes", "hybrid,naive", "--today", "2026-12-01", "--json"]
+    code, out = invoke("eval", "run", str(a), str(b), "--out", str(tmp_path / "both"), *common)
+    assert code == 0, out
+    both = json.loads(out)
+    assert [Path(s["out"]).name for s in both["sets"]] == ["first", "second"]
+    summary = Path(both["summary"]).read_text(encoding="utf-8")
+    assert (
+        "| first | hybrid | 3 |" in summary
+        and "| second | naive | 3 |" in summary
+        and "| all | hybrid | 6 |" in summary
+    )
+    assert (tmp_path / "both" / "second" / "report.md").is_file()
+    code, out = invoke("eval", "run", str(a), "--out", str(tmp_path / "alone"), *common)
+    alone = json.loads(out)
+    assert "sets" not in alone and Path(alone["report"]).parent == tmp_path / "alone"
+
+    def scores(rows: list[dict[str, object]]) -> list[tuple[object, object, object]]:
+        return [(r["qid"], r["mode"], r["metrics"]) for r in rows]
+
+    assert scores(both["sets"][0]["rows"]) == scores(alone["rows"])  # a set scores the same beside another
+    twin = tmp_path / "other" / "first.yaml"
+    twin.parent.mkdir()
+    twin.write_text(a.read_text(encoding="utf-8"), encoding="utf-8")
+    code, out = invoke("eval", "run", str(a), str(twin), *common)
+    assert code == 1 and "another question set is named 'first' too" in out

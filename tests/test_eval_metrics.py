@@ -234,3 +234,23 @@ def test_percentile_matches_numpy() -> None:
     assert math.isnan(percentile([], 50))
     with pytest.raises(ValueError):
         percentile([1.0], 101)
+
+
+def test_several_sets_are_summed_up_per_set_and_pooled_with_the_cells_below_naive() -> None:
+    """Each set's row per mode says which metrics fall below the naive arm; pooled rows and the cell count follow."""
+    from kb.eval.harness import METRICS, Row
+    from kb.eval.report import behind, sets_summary
+
+    def row(qid: str, mode: str, r10: float, mrr: float) -> Row:
+        metrics: dict[str, float | None] = {**{m: 0.5 for m in METRICS}, "recall@10": r10, "mrr": mrr}
+        return Row(qid, "single_fact", mode, metrics, [], 0, 0.0, 0.0, [], None, None)
+
+    a = [row("a1", "hybrid", 1.0, 0.5), row("a1", "naive", 0.0, 1.0)]
+    b = [row("b1", "hybrid", 1.0, 1.0), row("b1", "naive", 1.0, 0.5)]
+    assert behind(a, "hybrid") == ["mrr"] and behind(b, "hybrid") == []
+    text = sets_summary({"a": a, "b": b}, ["hybrid", "naive"], {"vault": "v"})
+    assert "| a | hybrid | 1 | 1.000 | 0.500 | 0.500 | 0.500 | 0.500 | mrr |" in text
+    assert "| b | hybrid | 1 | 1.000 | 0.500 | 1.000 | 0.500 | 0.500 | – |" in text
+    assert "| all | hybrid | 2 | 1.000 | 0.500 | 0.750 | 0.500 | 0.500 | – |" in text  # pooled: ahead on MRR
+    assert "| hybrid | 1 | 8 |" in text  # one cell of 2 sets x 4 metrics
+    assert "below naive" not in sets_summary({"a": a}, ["hybrid"], {})  # no naive arm, no comparison
