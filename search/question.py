@@ -6,7 +6,7 @@ question whose language is not recognised gets intent "other": hybrid order kept
 
 Measured and not used: a bare year that premodifies a noun after a determiner ("the 2022 beta", "at the 2025 pricing
 offsite", "our 2024 plan") read as naming an event rather than the period asked, and dropped from the dates. In auto
-mode on the project's 22 sets over the shared vault (637 questions), MRR 0.734 -> 0.738 (13 won, 10 lost),
+mode on the dev set and 22 project sets over the shared vault (637 questions), MRR 0.734 -> 0.738 (13 won, 10 lost),
 current-first 0.728 -> 0.726. That is too small to carry a new English-only rule. Such questions do lose in auto
 mode: of the 236 questions of the other shapes, 52 route to graph mode as "a value at a given time" and score MRR 0.737
 there against hybrid's 0.844 (10 won, 17 lost). Mostly the time prior puts a note written in the named year above the
