@@ -112,12 +112,12 @@ def sets_summary(sets: Mapping[str, Sequence[Row]], modes: Sequence[str], header
     cells: dict[str, int] = {m: 0 for m in modes}
     for name, rows in sets.items():
         for mode in modes:
-            lines.append(_set_row(name, rows, mode, against))
-            if against and mode != BASELINE:
-                cells[mode] += len(behind(rows, mode))
+            below = _below(rows, mode, against)
+            lines.append(_set_row(name, rows, mode, below))
+            cells[mode] += len(below or [])
     pooled = [r for rows in sets.values() for r in rows]
     lines += ["", "## Pooled", "", head, rule]
-    lines += [_set_row("all", pooled, mode, against) for mode in modes]
+    lines += [_set_row("all", pooled, mode, _below(pooled, mode, against)) for mode in modes]
     if against:
         lines += ["", f"## Set x metric cells below {BASELINE}", "", "| mode | cells | of |", "|---|---|---|"]
         total = len(sets) * (len(SET_METRICS) - 1)
@@ -125,11 +125,18 @@ def sets_summary(sets: Mapping[str, Sequence[Row]], modes: Sequence[str], header
     return "\n".join(lines) + "\n"
 
 
-def _set_row(name: str, rows: Sequence[Row], mode: str, against: bool) -> str:
+def _below(rows: Sequence[Row], mode: str, against: bool) -> list[str] | None:
+    """What `mode` is below the baseline on; None for the baseline itself or when it did not run."""
+    return behind(rows, mode) if against and mode != BASELINE else None
+
+
+def _set_row(name: str, rows: Sequence[Row], mode: str, below: list[str] | None) -> str:
+    """One table row; `below` fills the last column (None: empty, or absent when no mode is compared)."""
     sel = by(rows, mode)
     scored = sum(1 for r in sel if r.metrics["recall@10"] is not None and not math.isnan(_num(r.metrics["recall@10"])))
     values = [fmt(mean([r.metrics[m] for r in sel])) for m in SET_METRICS]
-    tail = f" | {', '.join(behind(rows, mode)) or '–'}" if against and mode != BASELINE else (" | " if against else "")
+    against = BASELINE in {r.mode for r in rows}
+    tail = f" | {', '.join(below) or '–'}" if below is not None else (" | " if against else "")
     return f"| {name} | {mode} | {scored} | " + " | ".join(values) + tail + " |"
 
 

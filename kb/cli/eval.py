@@ -157,7 +157,7 @@ def run(
     reports = []
     for (name, rows), path in zip(results.items(), questions, strict=True):
         folder = out / name if several else out
-        n = f"{len(rows) // len(names)}{', split ' + split if split else ''}"
+        n = f"{len(sets[name])}{', split ' + split if split else ''}"
         reports.append(_write_report(folder, rows, names, {"questions": f"{path} ({n})", **header}))
     summary = None
     if several:
@@ -216,16 +216,15 @@ def _write_report(folder: Path, rows: list[Row], names: list[str], header: dict[
     """One set's report.md, rows.json and charts in `folder`; what --json says of them."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "report.md").write_text(markdown(rows, names, header), encoding="utf-8")
-    (folder / "rows.json").write_text(
-        json.dumps({"header": header, "rows": rows_json(rows)}, indent=2), encoding="utf-8"
-    )
+    scored = rows_json(rows)
+    (folder / "rows.json").write_text(json.dumps({"header": header, "rows": scored}, indent=2), encoding="utf-8")
     pngs = charts(rows, names, folder)
     return {
         "out": str(folder),
         "report": str(folder / "report.md"),
         "charts": [str(p) for p in pngs],
         "header": header,
-        "rows": rows_json(rows),
+        "rows": scored,
     }
 
 
