@@ -10,7 +10,7 @@ from pathlib import Path
 from kb import server
 from kb.config import Config, load_config
 from kb.eval.metrics import percentile
-from kb.store import Connection, Store
+from kb.store import Connection, Store, vector_dir_for
 
 OUT = Path(__file__).resolve().parent / "out"
 
@@ -25,7 +25,7 @@ def bench_config(vault: Path | None = None, **flags: object) -> Config:
 
 def bench_store(cfg: Config) -> Store:
     info = server.start(cfg)
-    return Store(Connection(info.uri, info.user, info.password, "neo4j"))
+    return Store(Connection(info.uri, info.user, info.password, "neo4j"), vector_dir_for(cfg))
 
 
 def ints(text: str) -> list[int]:

@@ -5,8 +5,9 @@ Reports the structure build (notes, chunks and passages written per second), off
 (keyword + vector over passages, roll-up, fusion, chunk details), and peak RSS.
 Usage: python bench/search_latency.py [--notes 13284] [--words 14600000] [--depths 100,200] [--overfetch 4,8]
 (--depths: the search is also timed with each candidate depth per leg, FusionConfig's keyword/vector/text_depth;
---overfetch: and with the vector index asked for that many times the candidates it keeps, kb.store's
-VECTOR_OVERFETCH; bench/vector_recall.py measures what each factor recovers)
+--overfetch: and, without the vector file, with Neo4j's vector index asked for that many times the candidates it
+keeps, kb.store's VECTOR_OVERFETCH; bench/vector_recall.py measures what each factor recovers). The search is timed
+with the vector file (kb.vectorfile) and without it, on Neo4j's vector index as before.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import numpy as np
 from common import OUT, bench_config, bench_store, ensure_vault, ints, p50_p95, peak_rss_mb, server_rss_mb
 
 import kb.store
-from kb import cypher
+from kb import cypher, vectorsync
 from kb.embed.onnx import OnnxEmbedder
 from kb.embeddings import EmbedStep
 from kb.eval.metrics import percentile
@@ -125,9 +126,16 @@ def main() -> None:
     embedded = embed_some(store, emb, args.embed_sample)
     embed_s = time.perf_counter() - t0
     seeded = fill_seeded(store, emb)
+    t0 = time.perf_counter()
+    vectorsync.sync(store, Bars(), changed=bool(embedded or seeded or built.added or built.changed))
+    sync_s = time.perf_counter() - t0
     counts = store.counts()
     index = SearchIndex(store)
     qs = questions(store)
+    # the vector leg without the vector file, as before it (Neo4j's HNSW index, asked for 4x the candidates)
+    held_dir, store.vector_dir = store.vector_dir, None
+    without_file = timed(index, emb, qs)
+    store.vector_dir = held_dir
     for q, f in qs[:5]:  # warm caches, as a running server would be
         hybrid_search(index, emb, q, filters=f)
     search_ms, embed_ms, filtered_ms = [], [], []
@@ -147,11 +155,13 @@ def main() -> None:
     by_overfetch = {}
     kept = kb.store.VECTOR_OVERFETCH
     try:
+        store.vector_dir = None  # the overfetch matters only to Neo4j's index
         for factor in ints(args.overfetch):
             kb.store.VECTOR_OVERFETCH = factor  # read by the store at each query
             by_overfetch[str(factor)] = timed(index, emb, qs)
     finally:
         kb.store.VECTOR_OVERFETCH = kept
+        store.vector_dir = held_dir
     result = {
         "notes": counts["notes"],
         "chunks": counts["chunks"],
@@ -171,6 +181,9 @@ def main() -> None:
         # where the search's time goes: the full-text legs (in a thread), the vector leg, both side by side, and
         # the fusion with the roll-up and the chunks' details
         "parts_ms_p50": {k: round(percentile(v, 50), 1) for k, v in parts.items()},
+        "vector_file_used": index.matrix() is not None,
+        "vector_file_sync_s": round(sync_s, 1),
+        "search_ms_without_vector_file": without_file,
         "search_ms_by_depth": by_depth,
         "search_ms_by_overfetch": by_overfetch,
         "question_embed_ms_p50": round(percentile(embed_ms, 50), 1),

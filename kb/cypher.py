@@ -346,7 +346,7 @@ def counts() -> str:
 def pending_passages() -> str:
     return (
         "MATCH (p:Passage:Pending) RETURN p.id AS id, p.note_path AS path, p.breadcrumb AS breadcrumb, "
-        "p.text AS text "
+        "p.text AS text, p.hash AS hash "
         "ORDER BY p.id LIMIT $limit"
     )
 
@@ -431,6 +431,36 @@ def embedded_vectors() -> str:
 
 def passage_count() -> str:
     return "MATCH (p:Passage) RETURN count(p) AS n"
+
+
+def vector_state() -> str:
+    """How many passages the graph holds (the count store: no scan) and the stamp of the vector file it
+    vouches for (kb.vectorfile), in one round trip."""
+    return (
+        "CALL () { MATCH (p:Passage) RETURN count(p) AS n } "
+        "OPTIONAL MATCH (m:KbMeta {key: $key}) RETURN n, m.stamp AS stamp"
+    )
+
+
+def public_vector_listing() -> str:
+    """Every public passage that holds a vector: [id, note path, hash] in one row (fast to decode)."""
+    return "MATCH (p:Passage) WHERE p.embedding IS NOT NULL RETURN collect([p.id, p.note_path, p.hash]) AS rows"
+
+
+def public_vectors() -> str:
+    """The public vectors of the given passages."""
+    return (
+        "UNWIND $ids AS pid MATCH (p:Passage {id: pid}) WHERE p.embedding IS NOT NULL "
+        "RETURN p.id AS id, p.embedding AS vec"
+    )
+
+
+def public_passage_hashes() -> str:
+    """The hash of each given passage that holds a public vector and is visible to this reader."""
+    return (
+        "UNWIND $ids AS pid MATCH (p:Passage {id: pid}) WHERE p.embedding IS NOT NULL "
+        "RETURN p.id AS passage, p.hash AS hash"
+    )
 
 
 def chunk_filter(folder: bool, tag: bool, since: bool, until: bool) -> str:

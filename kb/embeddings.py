@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from kb.embed import Embedder
 from kb.errors import EmbedderError
 from kb.passages import embed_text
@@ -43,6 +45,7 @@ class EmbedStep:
         self.embedder = embedder
         self.reembed = reembed
         self.identity = embedder.identity
+        self.fresh: dict[str, np.ndarray] = {}  # this run's vectors by passage hash, for the vector file
 
     def check_index(self, store: Store) -> None:
         """The index was built by this embedder, or a clear error naming both and the fix."""
@@ -76,4 +79,5 @@ class EmbedStep:
         if rows:
             vecs = self.embedder.embed_documents([embed_text(r["path"], r["breadcrumb"], r["text"]) for r in rows])
             store.set_embeddings([{"id": r["id"], "vec": v} for r, v in zip(rows, vecs)], self.identity)
+            self.fresh.update((r["hash"], np.asarray(v, dtype=np.float32)) for r, v in zip(rows, vecs) if r["hash"])
         return len(rows)

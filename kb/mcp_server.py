@@ -56,7 +56,7 @@ from kb.sandbox import PublicStore, new_call_tag, retrying, set_call_tag
 from kb.search.hybrid import Filters, iso_date
 from kb.search.modes import run_search
 from kb.search.results import NoteResult, shown_score
-from kb.store import connection_for
+from kb.store import connection_for, vector_dir_for
 from kb.tokens import count_tokens, truncate_tokens
 
 T = TypeVar("T")
@@ -247,7 +247,12 @@ class KbTools:
     def store(self) -> PublicStore:
         with self._lock:
             if self._store is None:
-                store = PublicStore(connection_for(self.cfg), self.limits.timeout_s, self.cfg.private_folders)
+                store = PublicStore(
+                    connection_for(self.cfg),
+                    self.limits.timeout_s,
+                    self.cfg.private_folders,
+                    vector_dir_for(self.cfg),
+                )
                 store.warm()
                 self._store = store
             return self._store

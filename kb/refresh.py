@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from kb import chunker, cypher
+from kb import chunker, cypher, vectorsync
 from kb import passages as passage_cut
 from kb.chunker import Chunk, chunk_note
 from kb.config import Config, overrides_path
@@ -398,6 +398,7 @@ def refresh(
     started = time.monotonic()
     vault = cfg.require_vault()
     store.init_schema()
+    vouched = vectorsync.hold(store)
     held = store.get_meta("vault").get("path")
     if held != str(vault.resolve()):
         if held is not None:  # another vault: kept until the indexes are rebuilt
@@ -453,9 +454,10 @@ def refresh(
         store.set_meta("links", {"paths": paths_key})
     if todo or removed or summary.relinked:
         store.run_autocommit(cypher.prune_orphans())
-    _apply_private(store, cfg)
+    remarked = _apply_private(store, cfg)
     if embed_step is not None:
         summary.embedded = embed_step(store, bars)
+    _sync_vectors(store, bars, embed_step, vouched, not summary.wrote_nothing or remarked, summary)
     summary.counts = store.counts()  # a rebuild changes no count
     summary.indexes_rebuilt = _rebuild_reason(store, rebuild_indexes, summary.counts["passages"])
     if summary.indexes_rebuilt:
@@ -514,11 +516,11 @@ def guard_privacy(store: Store, cfg: Config, on_disk: set[str], unmark_private: 
     )
 
 
-def _apply_private(store: Store, cfg: Config) -> None:
-    """Re-mark private notes and chunks when the list of private folders changed."""
+def _apply_private(store: Store, cfg: Config) -> bool:
+    """Re-mark private notes and chunks when the list of private folders changed; whether it did."""
     folders = sorted(cfg.private_folders)
     if store.get_meta("privacy").get("folders") == folders:
-        return
+        return False
     private = [
         p
         for p, real in store.note_real_paths()
@@ -526,6 +528,21 @@ def _apply_private(store: Store, cfg: Config) -> None:
     ]
     store.run(cypher.mark_private(), private_paths=private)
     store.set_meta("privacy", {"folders": folders})
+    return True
+
+
+def _sync_vectors(
+    store: Store, bars: Bars, step: EmbedStep | None, vouched: str | None, changed: bool, summary: Summary
+) -> None:
+    """Bring the vector file in step with the graph; a file that cannot be written leaves search on Neo4j's index
+    (slower, same answers) and says why, it never fails the refresh."""
+    try:
+        vectorsync.sync(store, bars, step.fresh if step is not None else None, vouched, changed)
+    except OSError as exc:
+        summary.warnings.append(
+            f"vector file not written ({exc}): search reads Neo4j's vector index instead; free space in "
+            f"{store.vector_dir} and run `kb refresh` again"
+        )
 
 
 def missing_with_aliases(store: Store) -> list[dict[str, Any]]:

@@ -22,6 +22,7 @@ import itertools
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import neo4j
@@ -64,12 +65,19 @@ class PublicStore(Store):
     """A Store whose every read sees only public material, in transactions that are always rolled back."""
 
     parallel_reads = False  # a call's reads share one transaction (the view), which another thread would not see
+    hides_material = True
 
-    def __init__(self, conn: Connection, timeout_s: float, private_folders: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        conn: Connection,
+        timeout_s: float,
+        private_folders: Sequence[str] = (),
+        vector_dir: Path | None = None,
+    ) -> None:
         self.timeout_s = timeout_s
         self.folders = sorted(private_folders)
         self._local = threading.local()
-        super().__init__(conn)
+        super().__init__(conn, vector_dir)
 
     def _metadata(self) -> dict[str, str]:
         return {"app": APP, "kb_call": getattr(_call, "tag", "")}

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import neo4j
 from neo4j import exceptions as nx
 
-from kb import cypher
+from kb import cypher, vectorfile
 from kb.config import Config
 from kb.errors import StoreError, redact_uri
 
@@ -38,9 +40,11 @@ class Store:
     """One driver to one database; every method is a domain operation."""
 
     parallel_reads = True  # every read opens a session of its own, so reads may overlap (the driver is thread-safe)
+    hides_material = False  # whether reads see less than the graph holds (the MCP server's public view)
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, vector_dir: Path | None = None) -> None:
         self.conn = conn
+        self.vector_dir = vector_dir  # where this database's vector file lives (kb.vectorfile); None: not used
         try:
             self.driver = neo4j.GraphDatabase.driver(
                 conn.uri, auth=(conn.user, conn.password), notifications_min_severity="OFF"
@@ -207,6 +211,19 @@ class Store:
     def mark_all_pending(self) -> None:
         self.run_autocommit(cypher.mark_all_pending())
 
+    def public_vector_listing(self) -> list[tuple[str, str, str]]:
+        """(passage id, note path, hash) of every public passage holding a vector, in id order."""
+        rows = self.read(cypher.public_vector_listing())
+        return sorted((str(a), str(b), str(c)) for a, b, c in (rows[0]["rows"] if rows else []))
+
+    def public_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
+        return {r["id"]: r["vec"] for r in self.read(cypher.public_vectors(), ids=list(ids))}
+
+    def vector_state(self) -> tuple[int, str | None]:
+        """How many passages the graph holds, and the stamp of the vector file it vouches for (or None)."""
+        rows = self.read(cypher.vector_state(), key=vectorfile.META_KEY)
+        return (int(rows[0]["n"]), rows[0]["stamp"]) if rows else (0, None)
+
     def ensure_vector_index(self, dims: int) -> None:
         for stmt in cypher.vector_indexes(dims):
             self.run_autocommit(stmt)
@@ -248,8 +265,14 @@ def connection_for(cfg: Config) -> Connection:
     return Connection(info.uri, info.user, info.password, cfg.neo4j_database)
 
 
+def vector_dir_for(cfg: Config) -> Path:
+    """The vector file's folder in the kb home, one per database (kb's managed server, or a configured one)."""
+    key = hashlib.sha256(f"{cfg.neo4j_uri or 'managed'}\x00{cfg.neo4j_database}".encode()).hexdigest()[:12]
+    return cfg.home / "vectors" / key
+
+
 def open_store(cfg: Config) -> Store:
-    return Store(connection_for(cfg))
+    return Store(connection_for(cfg), vector_dir_for(cfg))
 
 
 def _rows(store: Store, statement: str, **params: Any) -> list[dict[str, Any]]:
@@ -297,10 +320,13 @@ class SearchIndex:
     ) -> list[dict[str, Any]]:
         """Nearest passages (rows as `keyword`), of the public index and, with `private`, the private one."""
         active = {k: v for k, v in (filters or {}).items() if v not in (None, "")}
-        exact = self.passages() <= EXACT_VECTOR_MAX
+        total, matrix = self._state(bool(active))
+        exact = total <= EXACT_VECTOR_MAX
         rows = []
         for index_private in (False, True) if private else (False,):
-            if exact:
+            if matrix is not None and not index_private:
+                rows += self._from_matrix(matrix, vec, limit)
+            elif exact:
                 rows += self._scan(vec, limit, active, filters or {}, index_private)
             elif active:
                 rows += self._filtered(vec, limit, active, filters or {}, index_private)
@@ -309,6 +335,34 @@ class SearchIndex:
                 rows += _rows(self.store, query, vec=vec, limit=limit, candidates=limit * VECTOR_OVERFETCH)
         # the top `limit` of the union is within the two top-`limit` lists
         return sorted(rows, key=lambda r: (-r["score"], r["passage"]))[:limit] if private else rows
+
+    def matrix(self, filtered: bool = False) -> vectorfile.Matrix | None:
+        """The vector file an unfiltered query reads, when the graph vouches for it (else None: ask Neo4j)."""
+        return self._state(filtered)[1]
+
+    def _state(self, filtered: bool) -> tuple[int, vectorfile.Matrix | None]:
+        """How many passages the graph holds, and the vector file to read (None when filtered, absent or stale)."""
+        if self.store.vector_dir is None:
+            return self.passages(), None
+        total, stamp = self.store.vector_state()
+        if filtered or not stamp:
+            return total, None
+        return total, vectorfile.load(self.store.vector_dir, stamp)
+
+    def _from_matrix(self, matrix: vectorfile.Matrix, vec: list[float], limit: int) -> list[dict[str, Any]]:
+        """The nearest passages by the vector file; a store that hides material from its reader (the MCP server's
+        view) confirms each in the graph as that reader sees it (same hash, visible), reading more if any is not."""
+        if not self.store.hides_material:  # the stamp vouches for every row: nothing to confirm
+            return [{k: v for k, v in r.items() if k != "hash"} for r in matrix.nearest(vec, limit)]
+        want = limit
+        while True:
+            rows = matrix.nearest(vec, want)
+            ids = [r["passage"] for r in rows]
+            held = {r["passage"]: r["hash"] for r in _rows(self.store, cypher.public_passage_hashes(), ids=ids)}
+            kept = [{k: v for k, v in r.items() if k != "hash"} for r in rows if held.get(r["passage"]) == r["hash"]]
+            if len(kept) >= limit or want >= len(matrix):
+                return kept[:limit]
+            want = min(len(matrix), want * 4)
 
     def passages(self) -> int:
         """How many passages the graph holds (Neo4j's count store: no scan)."""

@@ -70,3 +70,12 @@ def test_the_bench_reads_the_public_vector_index_raw_and_every_public_vector() -
     assert "elementId(c) AS e" in ids and "c.id AS passage" in props
     every = cypher.embedded_vectors()
     assert "p.embedding IS NOT NULL" in every and "embedding_private" not in every and every.endswith("ORDER BY p.id")
+
+
+def test_the_vector_file_reads_only_public_vectors_and_one_meta_stamp() -> None:
+    for q in (cypher.public_vector_listing(), cypher.public_vectors(), cypher.public_passage_hashes()):
+        assert "p.embedding IS NOT NULL" in q and "embedding_private" not in q and "private" not in q.split("WHERE")[0]
+    assert "collect([p.id, p.note_path, p.hash])" in cypher.public_vector_listing()
+    state = cypher.vector_state()
+    assert "count(p) AS n" in state and "KbMeta {key: $key}" in state and "OPTIONAL MATCH" in state
+    assert "p.hash AS hash" in cypher.pending_passages()  # the embedding step keys this run's vectors by hash

@@ -1,0 +1,97 @@
+"""Keeping the vector file (kb.vectorfile) in step with the graph: a refresh stops the graph vouching for it before
+it writes, and writes a new generation (or vouches for the old one again) when it is done."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from kb import vectorfile
+from kb.errors import StoreError
+from kb.progress import Bars
+from kb.store import Store
+
+FETCH_BATCH = 2000  # vectors read back from Neo4j per query: about 1,900 a second here at 384 dimensions
+
+
+def hold(store: Store) -> str | None:
+    """Before a refresh writes: the graph no longer vouches for the vector file (a killed run leaves it so, and
+    search asks Neo4j); returns the stamp it vouched for. A store without a vector file clears it too: another
+    kb home's file must not outlive this write."""
+    stamp = store.get_meta(vectorfile.META_KEY).get("stamp")
+    if stamp is not None:
+        store.set_meta(vectorfile.META_KEY, {"stamp": None})
+    return str(stamp) if stamp is not None else None
+
+
+def sync(
+    store: Store,
+    bars: Bars,
+    fresh: Mapping[str, np.ndarray] | None = None,
+    held: str | None = None,
+    changed: bool = True,
+) -> str | None:
+    """After a refresh: vouch again for the file `held` when nothing changed, else write the generation of what the
+    graph holds now (vectors from `fresh`, keyed by passage hash, then the last generation, then Neo4j) and vouch
+    for it. Returns the stamp vouched for, or None (no vectors, or no file for this store)."""
+    root = store.vector_dir
+    if root is None:
+        return None
+    if not changed and held and vectorfile.load(root, held) is not None:
+        store.set_meta(vectorfile.META_KEY, {"stamp": held})
+        return held
+    meta = store.get_meta(vectorfile.META_KEY)
+    identity = store.get_meta("embedder").get("identity")
+    listing = store.public_vector_listing()
+    if not identity or not listing:
+        return None
+    stamp = vectorfile.stamp_of(str(identity), listing)
+    if vectorfile.load(root, stamp) is None:
+        last = vectorfile.load(root, str(meta["written"])) if meta.get("written") else None
+        previous = last if last is not None and last.embedder == identity else None
+        vectors = _assemble(store, listing, fresh or {}, previous, bars)
+        vectorfile.write(root, stamp, str(identity), listing, vectors)
+    store.set_meta(vectorfile.META_KEY, {"stamp": stamp, "written": stamp})
+    return stamp
+
+
+def _assemble(
+    store: Store,
+    listing: Sequence[tuple[str, str, str]],
+    fresh: Mapping[str, np.ndarray],
+    previous: vectorfile.Matrix | None,
+    bars: Bars,
+) -> np.ndarray:
+    """One row per listed passage: its vector by hash from this run's embeddings or the last generation, the rest
+    read back from Neo4j."""
+    known = {h.decode(): i for i, h in enumerate(previous.hashes)} if previous is not None else {}
+    out: np.ndarray | None = None
+    missing: list[int] = []
+    for i, (_, _, digest) in enumerate(listing):
+        vec = fresh.get(digest)
+        if vec is None and previous is not None and digest in known:
+            vec = previous.vectors[known[digest]]
+        if vec is None:
+            missing.append(i)
+            continue
+        out = _row(out, len(listing), i, vec)
+    with bars.step("vector file", len(missing)) as advance:
+        for start in range(0, len(missing), FETCH_BATCH):
+            part = missing[start : start + FETCH_BATCH]
+            got = store.public_vectors([listing[i][0] for i in part])
+            for i in part:
+                if listing[i][0] not in got:
+                    raise StoreError("the graph changed while kb wrote the vector file: run `kb refresh` again")
+                out = _row(out, len(listing), i, np.asarray(got[listing[i][0]], dtype=np.float32))
+            advance(len(part))
+    assert out is not None  # the listing is not empty
+    return out
+
+
+def _row(out: np.ndarray | None, n: int, i: int, vec: np.ndarray) -> np.ndarray:
+    """Row `i` of the (n, dims) matrix set to `vec`; the matrix is made at the first row's length."""
+    if out is None:
+        out = np.zeros((n, len(vec)), dtype=np.float32)
+    out[i] = vec
+    return out

@@ -1,0 +1,175 @@
+"""The vector file: public passage vectors on disk, read by the vector leg only while the graph vouches for it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import make_config
+
+from kb import vectorfile, vectorsync
+from kb.embed.onnx import OnnxEmbedder
+from kb.embeddings import EmbedStep
+from kb.progress import Bars
+from kb.refresh import refresh
+from kb.sandbox import PublicStore
+from kb.store import Connection, SearchIndex, Store
+
+EMB = OnnxEmbedder()
+QUESTIONS = ("who introduced the seed investor?", "AutoMatch match rate", "pricing decision for client files")
+
+
+def listing(n: int) -> list[tuple[str, str, str]]:
+    return [(f"c{i // 2}:{i % 2}", f"Notes/{i // 2}.md", f"{i:064x}") for i in range(n)]
+
+
+def test_nearest_scores_as_neo4j_cosine_and_breaks_ties_by_id(tmp_path: Path) -> None:
+    vecs = np.array([[1, 0, 0], [0, 2, 0], [3, 0, 0], [1, 1, 0], [0, 0, 1]], dtype=np.float32)
+    m = vectorfile.write(tmp_path, "s1", "emb", listing(5), vecs)
+    rows = m.nearest([2.0, 0.0, 0.0], 3)
+    # rows 0 and 2 point the same way (stored unit length): a tie, broken by passage id
+    assert [r["passage"] for r in rows] == ["c0:0", "c1:0", "c1:1"]
+    assert [r["id"] for r in rows] == ["c0", "c1", "c1"] and rows[0]["path"] == "Notes/0.md"
+    assert rows[0]["score"] == pytest.approx(1.0) and rows[2]["score"] == pytest.approx((1 + 2**-0.5) / 2)
+    assert [r["passage"] for r in m.nearest([0.0, 0.0, -1.0], 5)][-1] == "c2:0"  # opposite: (1 - 1) / 2 last
+    assert m.nearest([0.0, 0.0, 0.0], 3) == [] and m.nearest([1.0, 0.0], 3) == []
+
+
+def test_only_the_generation_named_by_the_stamp_is_read_and_a_damaged_one_is_not(tmp_path: Path) -> None:
+    vecs = np.eye(4, dtype=np.float32)
+    vectorfile.write(tmp_path, "old", "emb", listing(4), vecs)
+    vectorfile.write(tmp_path, "new", "emb", listing(4), vecs)
+    assert [p.name for p in tmp_path.iterdir()] == ["new"]  # the older generation is gone
+    assert vectorfile.load(tmp_path, "old") is None
+    vectorfile._loaded.clear()
+    (tmp_path / "new" / "vectors.npy").write_bytes(b"\x93NUMPY broken")
+    assert vectorfile.load(tmp_path, "new") is None
+
+
+def test_the_stamp_names_every_passage_its_hash_and_the_embedder() -> None:
+    base = listing(4)
+    stamps = {
+        vectorfile.stamp_of("emb", base),
+        vectorfile.stamp_of("other", base),
+        vectorfile.stamp_of("emb", base[:3]),
+        vectorfile.stamp_of("emb", [*base[:3], (base[3][0], base[3][1], "f" * 64)]),
+    }
+    assert len(stamps) == 4 and vectorfile.stamp_of("emb", list(base)) in stamps
+
+
+def build(store: Store, vault: Path) -> EmbedStep:
+    step = EmbedStep(EMB)
+    refresh(store, make_config(vault), Bars(quiet=True), step)
+    return step
+
+
+@pytest.fixture
+def filed(connection: Connection, store: Store, tmp_path: Path) -> Store:
+    """The test store, writing and reading a vector file in this test's folder."""
+    store.vector_dir = tmp_path / "vectors"
+    vectorfile._loaded.clear()
+    return store
+
+
+def neo4j_rows(store: Store, vec: list[float], limit: int) -> list[dict[str, Any]]:
+    """The vector leg as Neo4j answers it (no vector file)."""
+    held, store.vector_dir = store.vector_dir, None
+    try:
+        return SearchIndex(store).vector(vec, limit)
+    finally:
+        store.vector_dir = held
+
+
+def test_refresh_writes_the_file_and_the_vector_leg_reads_it_as_neo4j_ranks(filed: Store, example_vault: Path) -> None:
+    build(filed, example_vault)
+    index = SearchIndex(filed)
+    matrix = index.matrix()
+    assert matrix is not None
+    public = filed.read("MATCH (p:Passage) WHERE p.embedding IS NOT NULL RETURN p.id AS id ORDER BY id")
+    private = filed.read("MATCH (p:Passage) WHERE p.private RETURN p.id AS id")
+    assert [str(i) for i in matrix.ids] == [r["id"] for r in public] and private
+    assert not {r["id"] for r in private} & {str(i) for i in matrix.ids}  # private vectors stay in Neo4j
+    assert index.matrix(filtered=True) is None
+    for q in QUESTIONS:
+        vec = EMB.embed_query(q)
+        got, want = index.vector(vec, 30), neo4j_rows(filed, vec, 30)
+        assert [r["passage"] for r in got] == [r["passage"] for r in want]
+        assert [r["score"] for r in got] == pytest.approx([r["score"] for r in want], abs=1e-6)
+        assert [(r["id"], r["path"]) for r in got] == [(r["id"], r["path"]) for r in want]
+        mixed = index.vector(vec, 30, private=True)  # the private index still answers beside the file
+        assert [r["passage"] for r in mixed] == [r["passage"] for r in neo4j_rows_private(filed, vec, 30)]
+
+
+def neo4j_rows_private(store: Store, vec: list[float], limit: int) -> list[dict[str, Any]]:
+    held, store.vector_dir = store.vector_dir, None
+    try:
+        return SearchIndex(store).vector(vec, limit, private=True)
+    finally:
+        store.vector_dir = held
+
+
+def test_a_writing_refresh_stops_vouching_first_and_vouches_for_a_new_generation_after(
+    filed: Store, example_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build(filed, example_vault)
+    root = filed.vector_dir
+    assert root is not None
+    first = filed.get_meta(vectorfile.META_KEY)["stamp"]
+    assert vectorsync.hold(filed) == first  # what a refresh does before it writes; killed here, it stays so
+    assert SearchIndex(filed).matrix() is None
+    vec = EMB.embed_query(QUESTIONS[0])
+    assert SearchIndex(filed).vector(vec, 10) == neo4j_rows(filed, vec, 10)  # Neo4j answers meanwhile
+
+    fetched: list[int] = []
+    real = Store.public_vectors
+    monkeypatch.setattr(Store, "public_vectors", lambda self, ids: fetched.append(len(ids)) or real(self, ids))
+    note = example_vault / "People" / "Mira Havel.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\n\nMira now breeds Icelandic horses in Tromsø.\n")
+    step = build(filed, example_vault)
+    second = filed.get_meta(vectorfile.META_KEY)["stamp"]
+    assert step.fresh  # the edited note's new passages, embedded in this run
+    assert second not in (None, first) and [p.name for p in root.iterdir()] == [second]
+    assert fetched == []  # unchanged vectors come from the last generation, new ones from this run
+    rows = SearchIndex(filed).vector(EMB.embed_query("Icelandic horses in Tromsø"), 3)
+    assert rows[0]["path"] == "People/Mira Havel.md"
+
+    build(filed, example_vault)  # writes nothing: vouches for the same generation again, reads no vector
+    assert filed.get_meta(vectorfile.META_KEY)["stamp"] == second and fetched == []
+
+
+def test_a_lost_file_is_written_again_from_the_graph(filed: Store, example_vault: Path) -> None:
+    build(filed, example_vault)
+    root = filed.vector_dir
+    assert root is not None
+    stamp = filed.get_meta(vectorfile.META_KEY)["stamp"]
+    vecs = [EMB.embed_query(q) for q in QUESTIONS]
+    before = [SearchIndex(filed).vector(v, 20) for v in vecs]
+    for gen in root.iterdir():
+        for f in gen.iterdir():
+            f.unlink()
+        gen.rmdir()
+    vectorfile._loaded.clear()
+    assert SearchIndex(filed).matrix() is None  # vouched for, but gone: Neo4j answers
+    build(filed, example_vault)
+    assert filed.get_meta(vectorfile.META_KEY)["stamp"] == stamp and SearchIndex(filed).matrix() is not None
+    assert [SearchIndex(filed).vector(v, 20) for v in vecs] == before
+
+
+def test_the_mcp_view_never_gets_a_passage_it_hides_from_the_file(
+    filed: Store, connection: Connection, example_vault: Path
+) -> None:
+    """A folder made private in the config but not yet refreshed is public in the graph and in the file; the MCP
+    server's view hides it, so every row the file proposes is confirmed in the view, and the list still fills."""
+    build(filed, example_vault)
+    hidden = "Company/Meetings"
+    vec = EMB.embed_query("what did the board say about hiring?")
+    assert any(r["path"].startswith(hidden) for r in SearchIndex(filed).vector(vec, 10))
+    view = PublicStore(connection, 30.0, ("Journal", hidden), filed.vector_dir)
+    try:
+        rows = SearchIndex(view).vector(vec, 10)
+        assert SearchIndex(view).matrix() is not None
+    finally:
+        view.close()
+    assert len(rows) == 10 and not any(r["path"].startswith(hidden) for r in rows)
