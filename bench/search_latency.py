@@ -3,7 +3,7 @@
 Reports the structure build (notes, chunks and passages written per second), offline embedding throughput
 (passages/s), then p50/p95 over 50 varied questions of the question embedding and of the search itself
 (keyword + vector over passages, roll-up, fusion, chunk details), and peak RSS.
-Usage: python bench/search_latency.py [--notes 13284] [--words 14600000] [--depths 100,200] [--overfetch 4,8]
+Usage: python bench/search_latency.py [--fresh] [--notes 13284] [--words 14600000] [--depths 100,200] [--overfetch 4,8]
 (--depths: the search is also timed with each candidate depth per leg, FusionConfig's keyword/vector/text_depth;
 --overfetch: and, without the vector file, with Neo4j's vector index asked for that many times the candidates it
 keeps, kb.store's VECTOR_OVERFETCH; bench/vector_recall.py measures what each factor recovers). The search is timed
@@ -16,13 +16,15 @@ import argparse
 import hashlib
 import json
 import random
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 from common import OUT, bench_config, bench_store, ensure_vault, ints, p50_p95, peak_rss_mb, server_rss_mb
 
 import kb.store
-from kb import cypher, vectorsync
+from kb import cypher, vectorfile, vectorsync
 from kb.embed.onnx import OnnxEmbedder
 from kb.embeddings import EmbedStep
 from kb.eval.metrics import percentile
@@ -74,17 +76,19 @@ def timed(
     return p50_p95([hybrid_search(index, emb, q, filters=f, fusion=fusion).timing["search_ms"] for q, f in qs])
 
 
-def embed_some(store: Store, emb: OnnxEmbedder, limit: int) -> int:
-    """Embed up to `limit` pending passages as a refresh does (the throughput figure)."""
+def embed_some(store: Store, emb: OnnxEmbedder, limit: int, fresh: dict[str, np.ndarray]) -> int:
+    """Embed up to `limit` pending passages as a refresh does (the throughput figure); their vectors go to
+    `fresh`, by passage hash, as a refresh hands them to the vector file."""
     step = EmbedStep(emb)
     step.check_index(store)
     done = 0
     while done < limit and (n := step.embed_batch(store, limit - done)):
         done += n
+    fresh.update(step.fresh)
     return done
 
 
-def fill_seeded(store: Store, emb: OnnxEmbedder) -> int:
+def fill_seeded(store: Store, emb: OnnxEmbedder, fresh: dict[str, np.ndarray]) -> int:
     """Seeded random unit vectors for every other pending passage: embedding ~180k passages on a 2-core machine
     takes hours, and the search's latency depends on the index's size, not on what the vectors mean (random
     vectors are, if anything, harder for the HNSW graph)."""
@@ -95,9 +99,32 @@ def fill_seeded(store: Store, emb: OnnxEmbedder) -> int:
             rng = np.random.default_rng(int(hashlib.sha256(r["id"].encode()).hexdigest()[:12], 16))
             v = rng.standard_normal(emb.dimensions)
             vecs.append((v / np.linalg.norm(v)).astype(float).tolist())
+            fresh[r["hash"]] = np.asarray(vecs[-1], dtype=np.float32)
         store.set_embeddings([{"id": r["id"], "vec": v} for r, v in zip(rows, vecs)], emb.identity)
         done += len(rows)
     return done
+
+
+def vector_file_costs(store: Store, fresh: dict[str, np.ndarray], changed: bool) -> dict[str, float]:
+    """What the vector file costs a refresh: the sync as a refresh runs it (from this run's vectors, else the last
+    generation, else read back from Neo4j), the listing and stamp alone (a sync that finds the same content), and
+    writing one generation of every vector."""
+    t0 = time.perf_counter()
+    vectorsync.sync(store, Bars(), fresh, changed=changed)
+    sync_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    vectorsync.sync(store, Bars(), changed=True)
+    listing_s = time.perf_counter() - t0
+    matrix = SearchIndex(store).matrix()
+    assert matrix is not None, "the vector file was not written"
+    with tempfile.TemporaryDirectory(dir=OUT) as tmp:
+        t0 = time.perf_counter()
+        listing = list(
+            zip(map(str, matrix.ids), (matrix.names[i] for i in matrix.notes), map(bytes.decode, matrix.hashes))
+        )
+        vectorfile.write(Path(tmp), "bench", matrix.embedder, listing, np.asarray(matrix.vectors))
+        write_s = time.perf_counter() - t0
+    return {"sync_s": round(sync_s, 1), "listing_s": round(listing_s, 1), "write_s": round(write_s, 1)}
 
 
 def main() -> None:
@@ -110,25 +137,26 @@ def main() -> None:
         default=3000,
         help="passages embedded for real (throughput); the rest get seeded random vectors",
     )
+    ap.add_argument("--fresh", action="store_true", help="clear the store first: time a full build from nothing")
     ap.add_argument("--depths", default="", help="comma-separated candidate depths per leg to time as well")
     ap.add_argument("--overfetch", default="", help="comma-separated vector-index overfetch factors to time")
     args = ap.parse_args()
     vault = ensure_vault(OUT / f"vault-{args.notes}-{args.words}", args.notes, args.words)
     cfg = bench_config(vault)
     store = bench_store(cfg)
-    if store.get_meta("vault").get("path") != str(vault.resolve()):
+    if args.fresh or store.get_meta("vault").get("path") != str(vault.resolve()):
         store.clear()
     t0 = time.perf_counter()
     built = refresh(store, cfg, Bars())
     build_s = time.perf_counter() - t0
     emb = TimedEmbedder()
     t0 = time.perf_counter()
-    embedded = embed_some(store, emb, args.embed_sample)
+    fresh: dict[str, np.ndarray] = {}
+    embedded = embed_some(store, emb, args.embed_sample, fresh)
     embed_s = time.perf_counter() - t0
-    seeded = fill_seeded(store, emb)
-    t0 = time.perf_counter()
-    vectorsync.sync(store, Bars(), changed=bool(embedded or seeded or built.added or built.changed))
-    sync_s = time.perf_counter() - t0
+    seeded = fill_seeded(store, emb, fresh)
+    file_costs = vector_file_costs(store, fresh, bool(embedded or seeded or built.added or built.changed))
+    del fresh
     counts = store.counts()
     index = SearchIndex(store)
     qs = questions(store)
@@ -182,7 +210,7 @@ def main() -> None:
         # the fusion with the roll-up and the chunks' details
         "parts_ms_p50": {k: round(percentile(v, 50), 1) for k, v in parts.items()},
         "vector_file_used": index.matrix() is not None,
-        "vector_file_sync_s": round(sync_s, 1),
+        "vector_file": file_costs,
         "search_ms_without_vector_file": without_file,
         "search_ms_by_depth": by_depth,
         "search_ms_by_overfetch": by_overfetch,

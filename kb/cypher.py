@@ -455,11 +455,13 @@ def public_vectors() -> str:
     )
 
 
-def public_passage_hashes() -> str:
-    """The hash of each given passage that holds a public vector and is visible to this reader."""
+def passages_passing(folder: bool, tag: bool, since: bool, until: bool) -> str:
+    """Of the given passages, those that hold a public vector, pass the active filters and are visible to this
+    reader, with their hash (the vector file's candidates, confirmed in the graph)."""
     return (
-        "UNWIND $ids AS pid MATCH (p:Passage {id: pid}) WHERE p.embedding IS NOT NULL "
-        "RETURN p.id AS passage, p.hash AS hash"
+        "UNWIND $ids AS pid MATCH (c:Passage {id: pid}) WHERE "
+        + chunk_filter(folder, tag, since, until)
+        + " AND c.embedding IS NOT NULL RETURN c.id AS passage, c.hash AS hash"
     )
 
 

@@ -279,6 +279,10 @@ def _rows(store: Store, statement: str, **params: Any) -> list[dict[str, Any]]:
     return store.read(statement, **params)
 
 
+def _without_hash(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k != "hash"}
+
+
 def _scan_params(
     vec: list[float], limit: int, active: Mapping[str, Any], filters: Mapping[str, Any], private: bool
 ) -> tuple[tuple[bool, bool, bool, bool], dict[str, Any]]:
@@ -320,12 +324,12 @@ class SearchIndex:
     ) -> list[dict[str, Any]]:
         """Nearest passages (rows as `keyword`), of the public index and, with `private`, the private one."""
         active = {k: v for k, v in (filters or {}).items() if v not in (None, "")}
-        total, matrix = self._state(bool(active))
+        total, matrix = self._state()
         exact = total <= EXACT_VECTOR_MAX
         rows = []
         for index_private in (False, True) if private else (False,):
             if matrix is not None and not index_private:
-                rows += self._from_matrix(matrix, vec, limit)
+                rows += self._from_matrix(matrix, vec, limit, active, filters or {})
             elif exact:
                 rows += self._scan(vec, limit, active, filters or {}, index_private)
             elif active:
@@ -336,32 +340,44 @@ class SearchIndex:
         # the top `limit` of the union is within the two top-`limit` lists
         return sorted(rows, key=lambda r: (-r["score"], r["passage"]))[:limit] if private else rows
 
-    def matrix(self, filtered: bool = False) -> vectorfile.Matrix | None:
-        """The vector file an unfiltered query reads, when the graph vouches for it (else None: ask Neo4j)."""
-        return self._state(filtered)[1]
+    def matrix(self) -> vectorfile.Matrix | None:
+        """The vector file the public vector leg reads, when the graph vouches for it (else None: ask Neo4j)."""
+        return self._state()[1]
 
-    def _state(self, filtered: bool) -> tuple[int, vectorfile.Matrix | None]:
-        """How many passages the graph holds, and the vector file to read (None when filtered, absent or stale)."""
+    def _state(self) -> tuple[int, vectorfile.Matrix | None]:
+        """How many passages the graph holds, and the vector file to read (None when absent or stale)."""
         if self.store.vector_dir is None:
             return self.passages(), None
         total, stamp = self.store.vector_state()
-        if filtered or not stamp:
-            return total, None
-        return total, vectorfile.load(self.store.vector_dir, stamp)
+        return total, vectorfile.load(self.store.vector_dir, stamp) if stamp else None
 
-    def _from_matrix(self, matrix: vectorfile.Matrix, vec: list[float], limit: int) -> list[dict[str, Any]]:
-        """The nearest passages by the vector file; a store that hides material from its reader (the MCP server's
-        view) confirms each in the graph as that reader sees it (same hash, visible), reading more if any is not."""
-        if not self.store.hides_material:  # the stamp vouches for every row: nothing to confirm
-            return [{k: v for k, v in r.items() if k != "hash"} for r in matrix.nearest(vec, limit)]
-        want = limit
+    def _from_matrix(
+        self,
+        matrix: vectorfile.Matrix,
+        vec: list[float],
+        limit: int,
+        active: Mapping[str, Any],
+        filters: Mapping[str, Any],
+    ) -> list[dict[str, Any]]:
+        """The nearest public passages by the vector file. With filters, or on a store that hides material from its
+        reader (the MCP server's view), the graph confirms each candidate as that reader sees it (filters passed,
+        same hash, visible); when fewer than `limit` pass, more are read, or with filters the passages that pass
+        are scanned exactly in Neo4j (a narrow filter)."""
+        if not active and not self.store.hides_material:  # the stamp vouches for every row: nothing to confirm
+            return [_without_hash(r) for r in matrix.nearest(vec, limit)]
+        flags, params = _scan_params(vec, limit, active, filters, False)
+        want = limit * FILTERED_OVERFETCH if active else limit
         while True:
             rows = matrix.nearest(vec, want)
             ids = [r["passage"] for r in rows]
-            held = {r["passage"]: r["hash"] for r in _rows(self.store, cypher.public_passage_hashes(), ids=ids)}
-            kept = [{k: v for k, v in r.items() if k != "hash"} for r in rows if held.get(r["passage"]) == r["hash"]]
+            held = {
+                r["passage"]: r["hash"] for r in _rows(self.store, cypher.passages_passing(*flags), **params, ids=ids)
+            }
+            kept = [_without_hash(r) for r in rows if held.get(r["passage"]) == r["hash"]]
             if len(kept) >= limit or want >= len(matrix):
                 return kept[:limit]
+            if active:
+                return self._scan(vec, limit, active, filters, False)
             want = min(len(matrix), want * 4)
 
     def passages(self) -> int:

@@ -73,9 +73,13 @@ def test_the_bench_reads_the_public_vector_index_raw_and_every_public_vector() -
 
 
 def test_the_vector_file_reads_only_public_vectors_and_one_meta_stamp() -> None:
-    for q in (cypher.public_vector_listing(), cypher.public_vectors(), cypher.public_passage_hashes()):
-        assert "p.embedding IS NOT NULL" in q and "embedding_private" not in q and "private" not in q.split("WHERE")[0]
+    for q in (cypher.public_vector_listing(), cypher.public_vectors(), cypher.passages_passing(True, True, True, True)):
+        assert ".embedding IS NOT NULL" in q and "embedding_private" not in q and "private" not in q.split("WHERE")[0]
     assert "collect([p.id, p.note_path, p.hash])" in cypher.public_vector_listing()
     state = cypher.vector_state()
     assert "count(p) AS n" in state and "KbMeta {key: $key}" in state and "OPTIONAL MATCH" in state
+    assert "($private OR NOT c.private)" in cypher.passages_passing(False, False, False, False)
+    assert "c.folder_key STARTS WITH $folder_key AND $tag IN c.tags" in cypher.passages_passing(
+        True, True, False, False
+    )
     assert "p.hash AS hash" in cypher.pending_passages()  # the embedding step keys this run's vectors by hash

@@ -91,7 +91,6 @@ def test_refresh_writes_the_file_and_the_vector_leg_reads_it_as_neo4j_ranks(file
     private = filed.read("MATCH (p:Passage) WHERE p.private RETURN p.id AS id")
     assert [str(i) for i in matrix.ids] == [r["id"] for r in public] and private
     assert not {r["id"] for r in private} & {str(i) for i in matrix.ids}  # private vectors stay in Neo4j
-    assert index.matrix(filtered=True) is None
     for q in QUESTIONS:
         vec = EMB.embed_query(q)
         got, want = index.vector(vec, 30), neo4j_rows(filed, vec, 30)
@@ -173,3 +172,31 @@ def test_the_mcp_view_never_gets_a_passage_it_hides_from_the_file(
     finally:
         view.close()
     assert len(rows) == 10 and not any(r["path"].startswith(hidden) for r in rows)
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [{"folder": "Company"}, {"folder": "People"}, {"tag": "client"}, {"since": "2025-01-01"}, {"until": "2023-12-31"}],
+)
+def test_a_filtered_vector_leg_reads_the_file_and_answers_as_neo4j(
+    filed: Store, example_vault: Path, filters: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file's nearest candidates, confirmed against the filters in the graph; a narrow filter that leaves
+    fewer than asked among them is scanned exactly in Neo4j. Either way the rows are Neo4j's own."""
+    build(filed, example_vault)
+    index = SearchIndex(filed)
+    assert index.matrix() is not None
+    scans: list[int] = []
+    real = SearchIndex._scan
+    monkeypatch.setattr(SearchIndex, "_scan", lambda self, *a: scans.append(1) or real(self, *a))
+    for q in QUESTIONS:
+        vec = EMB.embed_query(q)
+        for limit in (5, 30):
+            got = index.vector(vec, limit, filters)
+            held, filed.vector_dir = filed.vector_dir, None
+            want = SearchIndex(filed).vector(vec, limit, filters)
+            filed.vector_dir = held
+            assert [r["passage"] for r in got] == [r["passage"] for r in want] and got
+            assert [r["score"] for r in got] == pytest.approx([r["score"] for r in want], abs=1e-6)
+    if filters == {"folder": "People"}:
+        assert scans  # a narrow folder: the exact scan in Neo4j answered at least once
