@@ -117,11 +117,9 @@ def vector_file_costs(store: Store, fresh: dict[str, np.ndarray], changed: bool)
     listing_s = time.perf_counter() - t0
     matrix = SearchIndex(store).matrix()
     assert matrix is not None, "the vector file was not written"
+    listing = store.public_vector_listing()
     with tempfile.TemporaryDirectory(dir=OUT) as tmp:
         t0 = time.perf_counter()
-        listing = list(
-            zip(map(str, matrix.ids), (matrix.names[i] for i in matrix.notes), map(bytes.decode, matrix.hashes))
-        )
         vectorfile.write(Path(tmp), "bench", matrix.embedder, listing, np.asarray(matrix.vectors))
         write_s = time.perf_counter() - t0
     return {"sync_s": round(sync_s, 1), "listing_s": round(listing_s, 1), "write_s": round(write_s, 1)}

@@ -443,8 +443,12 @@ def vector_state() -> str:
 
 
 def public_vector_listing() -> str:
-    """Every public passage that holds a vector: [id, note path, hash] in one row (fast to decode)."""
-    return "MATCH (p:Passage) WHERE p.embedding IS NOT NULL RETURN collect([p.id, p.note_path, p.hash]) AS rows"
+    """Every public passage that holds a vector, [id, note path, hash, date, folder key, tags], in one row (fast
+    to decode): what the vector file keeps beside each vector to filter as kb.cypher.chunk_filter does."""
+    return (
+        "MATCH (p:Passage) WHERE p.embedding IS NOT NULL "
+        "RETURN collect([p.id, p.note_path, p.hash, p.date, p.folder_key, p.tags]) AS rows"
+    )
 
 
 def public_vectors() -> str:

@@ -211,10 +211,13 @@ class Store:
     def mark_all_pending(self) -> None:
         self.run_autocommit(cypher.mark_all_pending())
 
-    def public_vector_listing(self) -> list[tuple[str, str, str]]:
-        """(passage id, note path, hash) of every public passage holding a vector, in id order."""
+    def public_vector_listing(self) -> list[vectorfile.Listed]:
+        """Every public passage holding a vector, with what the vector file keeps beside it, in id order."""
         rows = self.read(cypher.public_vector_listing())
-        return sorted((str(a), str(b), str(c)) for a, b, c in (rows[0]["rows"] if rows else []))
+        return sorted(
+            vectorfile.Listed(str(pid), str(path), str(digest), date, str(key or ""), tuple(sorted(tags or ())))
+            for pid, path, digest, date, key, tags in (rows[0]["rows"] if rows else [])
+        )
 
     def public_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         return {r["id"]: r["vec"] for r in self.read(cypher.public_vectors(), ids=list(ids))}
@@ -359,26 +362,24 @@ class SearchIndex:
         active: Mapping[str, Any],
         filters: Mapping[str, Any],
     ) -> list[dict[str, Any]]:
-        """The nearest public passages by the vector file. With filters, or on a store that hides material from its
-        reader (the MCP server's view), the graph confirms each candidate as that reader sees it (filters passed,
-        same hash, visible); when fewer than `limit` pass, more are read, or with filters the passages that pass
-        are scanned exactly in Neo4j (a narrow filter)."""
-        if not active and not self.store.hides_material:  # the stamp vouches for every row: nothing to confirm
-            return [_without_hash(r) for r in matrix.nearest(vec, limit)]
+        """The nearest public passages by the vector file that pass the filters (it holds each passage's folder,
+        tags and date). A store that hides material from its reader (the MCP server's view) confirms each in the
+        graph as that reader sees it (same hash, visible), reading more while fewer than `limit` are."""
+        rows = matrix.nearest(vec, limit, active)
+        if not self.store.hides_material:  # the stamp vouches for every row: nothing to confirm
+            return [_without_hash(r) for r in rows]
         flags, params = _scan_params(vec, limit, active, filters, False)
-        want = limit * FILTERED_OVERFETCH if active else limit
+        want = limit
         while True:
-            rows = matrix.nearest(vec, want)
             ids = [r["passage"] for r in rows]
             held = {
                 r["passage"]: r["hash"] for r in _rows(self.store, cypher.passages_passing(*flags), **params, ids=ids)
             }
             kept = [_without_hash(r) for r in rows if held.get(r["passage"]) == r["hash"]]
-            if len(kept) >= limit or want >= len(matrix):
+            if len(kept) >= limit or len(rows) < want:
                 return kept[:limit]
-            if active:
-                return self._scan(vec, limit, active, filters, False)
-            want = min(len(matrix), want * 4)
+            want *= 4
+            rows = matrix.nearest(vec, want, active)
 
     def passages(self) -> int:
         """How many passages the graph holds (Neo4j's count store: no scan)."""

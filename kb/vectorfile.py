@@ -15,21 +15,34 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 META_KEY = "vector_file"  # the graph's KbMeta entry: `stamp` (valid now, or null) and `written` (last generation)
-_FILES = ("vectors.npy", "ids.npy", "hashes.npy", "notes.npy")
+_FILES = ("vectors.npy", "ids.npy", "hashes.npy", "notes.npy", "dates.npy", "folders.npy", "tag_rows.npy")
 _loaded: dict[Path, Matrix] = {}  # one matrix per folder per process (the MCP server keeps it between calls)
+NO_DATE = b"-"  # a passage without a date passes no date filter (as `c.date >= $since` on null in Cypher)
+
+
+class Listed(NamedTuple):
+    """One public passage as the graph holds it: what the file stores beside its vector."""
+
+    passage: str
+    path: str
+    hash: str
+    date: str | None
+    folder_key: str
+    tags: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class Matrix:
-    """One generation: passage ids in id order, their note (index into `names`), hash and unit vector."""
+    """One generation: passage ids in id order, each with its note (index into `names`), hash, date, folder (index
+    into `folder_keys`) and unit vector; `tag_rows[tag_ptr[t]:tag_ptr[t + 1]]` are the rows tagged `tags[t]`."""
 
     stamp: str
     embedder: str
@@ -37,26 +50,38 @@ class Matrix:
     notes: np.ndarray
     names: tuple[str, ...]
     hashes: np.ndarray
+    dates: np.ndarray
+    folders: np.ndarray
+    folder_keys: tuple[str, ...]
+    tags: tuple[str, ...]
+    tag_ptr: tuple[int, ...]
+    tag_rows: np.ndarray
     vectors: np.ndarray
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def nearest(self, vec: Sequence[float], limit: int) -> list[dict[str, Any]]:
-        """The `limit` passages nearest `vec` as rows of the vector leg (chunk `id`, `path`, `passage`, `score`),
-        scored as Neo4j's vector.similarity.cosine, (1 + cos) / 2, ties by passage id; each row also carries
-        the passage `hash` the matrix holds, for the caller to confirm against the graph."""
+    def nearest(
+        self, vec: Sequence[float], limit: int, filters: Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
+        """The `limit` passages nearest `vec` that pass `filters` (folder, tag, since, until, as Filters.params
+        gives them), as rows of the vector leg (chunk `id`, `path`, `passage`, `score`), scored as Neo4j's
+        vector.similarity.cosine, (1 + cos) / 2, ties by passage id; each row also carries the passage `hash` the
+        matrix holds, for a caller that confirms rows against the graph."""
         q = np.asarray(vec, dtype=np.float32)
         norm = float(np.linalg.norm(q))
-        n = len(self.ids)
-        if n == 0 or limit <= 0 or norm == 0.0 or q.shape != (self.vectors.shape[1],):
+        if len(self.ids) == 0 or limit <= 0 or norm == 0.0 or q.shape != (self.vectors.shape[1],):
             return []
         cos = self.vectors @ (q / norm)
+        passing = self.passing(filters or {})
+        if passing is not None:
+            cos = np.where(passing, cos, -np.inf)
+        n = len(cos) if passing is None else int(passing.sum())
         if limit < n:
-            kth = np.partition(cos, n - limit)[n - limit]
+            kth = np.partition(cos, len(cos) - limit)[len(cos) - limit]
             picked = np.flatnonzero(cos >= kth)  # every row tied at the cut is in, then the ids decide
         else:
-            picked = np.arange(n)
+            picked = np.flatnonzero(cos > -np.inf)
         scored = [((1.0 + float(cos[i])) / 2.0, str(self.ids[i]), int(i)) for i in picked]
         scored.sort(key=lambda s: (-s[0], s[1]))
         return [
@@ -70,12 +95,37 @@ class Matrix:
             for score, pid, i in scored[:limit]
         ]
 
+    def passing(self, filters: Mapping[str, Any]) -> np.ndarray | None:
+        """Which rows pass the filters, as kb.cypher.chunk_filter reads them (None: no filter is active)."""
+        mask: np.ndarray | None = None
 
-def stamp_of(embedder: str, listing: Sequence[tuple[str, str, str]]) -> str:
-    """What a generation holds: the embedder and every (passage id, note path, hash), in id order."""
+        def both(m: np.ndarray) -> None:
+            nonlocal mask
+            mask = m if mask is None else mask & m
+
+        if filters.get("folder"):
+            prefix = f"{str(filters['folder']).strip('/')}/"
+            allowed = [i for i, key in enumerate(self.folder_keys) if key.startswith(prefix)]
+            both(np.isin(self.folders, np.asarray(allowed, dtype=np.int32)))
+        if filters.get("tag"):
+            tagged = np.zeros(len(self.ids), dtype=bool)
+            if filters["tag"] in self.tags:
+                t = self.tags.index(filters["tag"])
+                tagged[self.tag_rows[self.tag_ptr[t] : self.tag_ptr[t + 1]]] = True
+            both(tagged)
+        dated = self.dates != NO_DATE
+        if filters.get("since"):
+            both(dated & (self.dates >= str(filters["since"]).encode()))
+        if filters.get("until"):
+            both(dated & (self.dates <= str(filters["until"]).encode()))
+        return mask
+
+
+def stamp_of(embedder: str, listing: Sequence[Listed]) -> str:
+    """What a generation holds: the embedder and every listed passage with all it stores, in id order."""
     h = hashlib.sha256(embedder.encode())
-    for pid, path, digest in listing:
-        h.update(f"\x00{pid}\x01{path}\x01{digest}".encode())
+    for row in listing:
+        h.update(json.dumps(row, ensure_ascii=False).encode())
     return h.hexdigest()[:32]
 
 
@@ -91,39 +141,42 @@ def load(root: Path, stamp: str) -> Matrix | None:
         arrays = [np.load(folder / name, mmap_mode="r") for name in _FILES]
     except (OSError, ValueError, json.JSONDecodeError):
         return None
-    vectors, ids, hashes, notes = arrays
-    if meta.get("stamp") != stamp or not (len(vectors) == len(ids) == len(hashes) == len(notes) == meta["count"]):
+    vectors, ids, hashes, notes, dates, folders, tag_rows = arrays
+    if meta.get("stamp") != stamp or any(len(a) != meta["count"] for a in arrays[:6]):
         return None
-    matrix = Matrix(stamp, str(meta["embedder"]), ids, notes, tuple(meta["names"]), hashes, vectors)
+    matrix = Matrix(
+        stamp,
+        str(meta["embedder"]),
+        ids,
+        notes,
+        tuple(meta["names"]),
+        hashes,
+        dates,
+        folders,
+        tuple(meta["folder_keys"]),
+        tuple(meta["tags"]),
+        tuple(meta["tag_ptr"]),
+        tag_rows,
+        vectors,
+    )
     _loaded[root] = matrix
     return matrix
 
 
-def write(
-    root: Path, stamp: str, embedder: str, listing: Sequence[tuple[str, str, str]], vectors: np.ndarray
-) -> Matrix:
+def write(root: Path, stamp: str, embedder: str, listing: Sequence[Listed], vectors: np.ndarray) -> Matrix:
     """Write a generation atomically (a temporary folder, each file synced, then renamed into place), drop the
     older ones, and return it loaded. `vectors`: one row per listing entry, any length (stored unit length)."""
     root.mkdir(parents=True, exist_ok=True)
     folder = root / stamp
     if not folder.is_dir():
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
-        names = sorted({path for _, path, _ in listing})
-        at = {name: i for i, name in enumerate(names)}
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True) if len(vectors) else np.ones((0, 1))
-        arrays = {
-            "vectors.npy": (vectors / np.where(norms == 0, 1, norms)).astype(np.float32),
-            "ids.npy": np.array([pid for pid, _, _ in listing], dtype=str),
-            "hashes.npy": np.array([digest for _, _, digest in listing], dtype="S64"),
-            "notes.npy": np.array([at[path] for _, path, _ in listing], dtype=np.int32),
-        }
-        meta = {"stamp": stamp, "embedder": embedder, "count": len(listing), "names": names}
+        arrays, meta = _arrays(listing, vectors)
         for name, array in arrays.items():
             with open(tmp / name, "wb") as fh:
                 np.save(fh, array)
                 fh.flush()
                 os.fsync(fh.fileno())
-        (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+        (tmp / "meta.json").write_text(json.dumps({"stamp": stamp, "embedder": embedder, **meta}), encoding="utf-8")
         _fsync(tmp / "meta.json")
         os.replace(tmp, folder)
         _fsync(root)
@@ -134,6 +187,36 @@ def write(
     if loaded is None:
         raise OSError(f"{folder}: the vector file just written does not read back")
     return loaded
+
+
+def _arrays(listing: Sequence[Listed], vectors: np.ndarray) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """A generation's files, and what its meta.json says of them besides the stamp and embedder."""
+    names = sorted({row.path for row in listing})
+    folder_keys = sorted({row.folder_key for row in listing})
+    at, folder_at = {n: i for i, n in enumerate(names)}, {k: i for i, k in enumerate(folder_keys)}
+    by_tag: dict[str, list[int]] = {}
+    for i, row in enumerate(listing):
+        for tag in sorted(set(row.tags)):
+            by_tag.setdefault(tag, []).append(i)
+    tags = sorted(by_tag)
+    ptr = [0]
+    for tag in tags:
+        ptr.append(ptr[-1] + len(by_tag[tag]))
+    unit = np.array(vectors, dtype=np.float32)  # a copy, normalised in place
+    if len(unit):
+        norms = np.linalg.norm(unit, axis=1, keepdims=True)
+        unit /= np.where(norms == 0, 1, norms).astype(np.float32)
+    arrays = {
+        "vectors.npy": unit,
+        "ids.npy": np.array([row.passage for row in listing], dtype=str),
+        "hashes.npy": np.array([row.hash for row in listing], dtype="S64"),
+        "notes.npy": np.array([at[row.path] for row in listing], dtype=np.int32),
+        "dates.npy": np.array([(row.date or "").encode() or NO_DATE for row in listing], dtype=bytes),
+        "folders.npy": np.array([folder_at[row.folder_key] for row in listing], dtype=np.int32),
+        "tag_rows.npy": np.array([i for tag in tags for i in by_tag[tag]], dtype=np.int32),
+    }
+    meta = {"count": len(listing), "names": names, "folder_keys": folder_keys, "tags": tags, "tag_ptr": ptr}
+    return arrays, meta
 
 
 def _fsync(path: Path) -> None:

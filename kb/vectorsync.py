@@ -58,7 +58,7 @@ def sync(
 
 def _assemble(
     store: Store,
-    listing: Sequence[tuple[str, str, str]],
+    listing: Sequence[vectorfile.Listed],
     fresh: Mapping[str, np.ndarray],
     previous: vectorfile.Matrix | None,
     bars: Bars,
@@ -68,7 +68,8 @@ def _assemble(
     known = {h.decode(): i for i, h in enumerate(previous.hashes)} if previous is not None else {}
     out: np.ndarray | None = None
     missing: list[int] = []
-    for i, (_, _, digest) in enumerate(listing):
+    for i, row in enumerate(listing):
+        digest = row.hash
         vec = fresh.get(digest)
         if vec is None and previous is not None and digest in known:
             vec = previous.vectors[known[digest]]
@@ -79,11 +80,11 @@ def _assemble(
     with bars.step("vector file", len(missing)) as advance:
         for start in range(0, len(missing), FETCH_BATCH):
             part = missing[start : start + FETCH_BATCH]
-            got = store.public_vectors([listing[i][0] for i in part])
+            got = store.public_vectors([listing[i].passage for i in part])
             for i in part:
-                if listing[i][0] not in got:
+                if listing[i].passage not in got:
                     raise StoreError("the graph changed while kb wrote the vector file: run `kb refresh` again")
-                out = _row(out, len(listing), i, np.asarray(got[listing[i][0]], dtype=np.float32))
+                out = _row(out, len(listing), i, np.asarray(got[listing[i].passage], dtype=np.float32))
             advance(len(part))
     assert out is not None  # the listing is not empty
     return out
