@@ -213,11 +213,21 @@ class Store:
 
     def public_vector_listing(self) -> list[vectorfile.Listed]:
         """Every public passage holding a vector, with what the vector file keeps beside it, in id order."""
-        rows = self.read(cypher.public_vector_listing())
-        return sorted(
-            vectorfile.Listed(str(pid), str(path), str(digest), date, str(key or ""), tuple(sorted(tags or ())))
-            for pid, path, digest, date, key, tags in (rows[0]["rows"] if rows else [])
-        )
+        passages_query, chunks_query = cypher.public_vector_listing()
+        passages, chunks = self.read(passages_query)[0], self.read(chunks_query)[0]
+        facets = {
+            cid: (path, date or None, key, tuple(sorted(t for t in tags.split("\n") if t)))
+            for cid, path, date, key, tags in zip(
+                chunks["ids"], chunks["paths"], chunks["dates"], chunks["keys"], chunks["tags"], strict=True
+            )
+        }
+        out = []
+        for pid, digest in zip(passages["ids"], passages["hashes"], strict=True):
+            facet = facets.get(pid.rsplit(":", 1)[0])
+            if facet is None:
+                raise StoreError("the graph changed while kb listed its vectors: run `kb refresh` again")
+            out.append(vectorfile.Listed(pid, facet[0], digest, facet[1], facet[2], facet[3]))
+        return sorted(out, key=lambda row: row.passage)
 
     def public_vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
         return {r["id"]: r["vec"] for r in self.read(cypher.public_vectors(), ids=list(ids))}

@@ -73,9 +73,22 @@ def test_the_bench_reads_the_public_vector_index_raw_and_every_public_vector() -
 
 
 def test_the_vector_file_reads_only_public_vectors_and_one_meta_stamp() -> None:
-    for q in (cypher.public_vector_listing(), cypher.public_vectors(), cypher.passages_passing(True, True, True, True)):
+    passages, chunks = cypher.public_vector_listing()
+    for q in (passages, cypher.public_vectors(), cypher.passages_passing(True, True, True, True)):
         assert ".embedding IS NOT NULL" in q and "embedding_private" not in q and "private" not in q.split("WHERE")[0]
-    assert "collect([p.id, p.note_path, p.hash])" in cypher.public_vector_listing()
+    assert "WHERE NOT coalesce(c.private, false)" in chunks and "embedding" not in chunks
+    # collect() skips nulls: every collected value has a default, so the lists stay aligned
+    args = [part[:12] for part in (passages + chunks).split("collect(")[1:]]
+    assert args == [
+        "p.id) AS ids",
+        "coalesce(p.h",
+        "c.id) AS ids",
+        "coalesce(c.n",
+        "coalesce(c.d",
+        "coalesce(c.f",
+        "reduce(s = '",
+    ]
+    assert "t IN coalesce(c.tags, [])" in chunks
     state = cypher.vector_state()
     assert "count(p) AS n" in state and "KbMeta {key: $key}" in state and "OPTIONAL MATCH" in state
     assert "($private OR NOT c.private)" in cypher.passages_passing(False, False, False, False)
