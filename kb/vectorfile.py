@@ -166,7 +166,7 @@ def load(root: Path, stamp: str) -> Matrix | None:
 def write(root: Path, stamp: str, embedder: str, listing: Sequence[Listed], vectors: np.ndarray) -> Matrix:
     """Write a generation atomically (a temporary folder, each file synced, then renamed into place), drop the
     older ones, and return it loaded. `vectors`: one row per listing entry, any length (stored unit length)."""
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
     folder = root / stamp
     if not folder.is_dir():
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))

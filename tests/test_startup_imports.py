@@ -89,7 +89,7 @@ def blas_threads_seen(args: list[str], preset: str | None) -> str:
     return proc.stdout.split("BLAS ", 1)[1].split()[0]
 
 
-def test_a_search_starts_numpy_without_a_blas_thread_pool() -> None:
-    assert blas_threads_seen(["search", "--help"], None) == "1"
+def test_a_search_starts_numpy_with_two_blas_threads_not_a_pool_per_core() -> None:
+    assert blas_threads_seen(["search", "--help"], None) == "2"
     assert blas_threads_seen(["search", "--help"], "4") == "4"  # the user's own setting stays
     assert blas_threads_seen(["skills", "install", "--help"], None) == "None"

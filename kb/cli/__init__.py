@@ -59,10 +59,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-# One-shot reads, an agent's call per question (bench/startup.py). Their process does no matrix work of its own
-# (onnxruntime runs its own threads), so numpy's BLAS starts without a thread pool (~40 ms CPU saved); and once
-# their output is out they hold nothing to finalize (the driver is closed, no temporary files, no threads), so
-# they end without the interpreter's teardown, which frees every module's objects one by one (~20 ms CPU).
+# One-shot reads, an agent's call per question (bench/startup.py). Their one matrix product is the vector file's
+# (kb.vectorfile; onnxruntime runs its own threads): numpy's BLAS gets two threads, not a pool per core (~40 ms CPU
+# saved against one per core); at 13,284 notes the product, page faults included, took 28-30 ms with two threads
+# and 43-49 ms with one. Once their output is out they hold nothing to finalize (the driver is closed, no
+# temporary files, no threads), so they end without the interpreter's teardown, which frees every module's objects
+# one by one (~20 ms CPU).
 ONE_SHOT = frozenset({"search"})
 
 
@@ -120,7 +122,7 @@ def main() -> None:
     # start-up imports make ~10^5 objects that all live to the end: collecting them cost ~40 ms CPU per process
     gc.disable()
     if sys.argv[1:2] and sys.argv[1] in ONE_SHOT:  # the command comes first: the group's options run none
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # read when numpy loads, with the command's modules
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "2")  # read when numpy loads, with the command's modules
     if sys.stdout.isatty():  # names and text from the vault must not drive the terminal (titles, clears)
         sys.stdout = SafeStream(sys.stdout)
     try:
