@@ -66,6 +66,7 @@ class Summary:
     excluded: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     indexes_rebuilt: str | None = None  # why the search indexes were rebuilt in this run, if they were
+    vector_file: dict[str, Any] | None = None  # kb.vectorsync.Synced: what the search reads instead of the index
     rederived: str | None = None  # why every note was parsed again, if it was
     seconds: float = 0.0
 
@@ -537,7 +538,9 @@ def _sync_vectors(
     """Bring the vector file in step with the graph; a file that cannot be written leaves search on Neo4j's index
     (slower, same answers) and says why, it never fails the refresh."""
     try:
-        vectorsync.sync(store, bars, step.fresh if step is not None else None, vouched, changed)
+        summary.vector_file = vectorsync.sync(
+            store, bars, step.fresh if step is not None else None, vouched, changed
+        ).to_json()
     except OSError as exc:
         summary.warnings.append(
             f"vector file not written ({exc}): search reads Neo4j's vector index instead; free space in "

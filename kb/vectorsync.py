@@ -4,6 +4,8 @@ it writes, and writes a new generation (or vouches for the old one again) when i
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -25,35 +27,51 @@ def hold(store: Store) -> str | None:
     return str(stamp) if stamp is not None else None
 
 
+@dataclass(frozen=True)
+class Synced:
+    """What a sync did: the stamp the graph vouches for now (None: search asks Neo4j), the passages the file holds,
+    whether a new generation was written, and how many vectors were read back from Neo4j for it."""
+
+    stamp: str | None
+    passages: int = 0
+    written: bool = False
+    read_back: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 def sync(
     store: Store,
     bars: Bars,
     fresh: Mapping[str, np.ndarray] | None = None,
     held: str | None = None,
     changed: bool = True,
-) -> str | None:
+) -> Synced:
     """After a refresh: vouch again for the file `held` when nothing changed, else write the generation of what the
     graph holds now (vectors from `fresh`, keyed by passage hash, then the last generation, then Neo4j) and vouch
-    for it. Returns the stamp vouched for, or None (no vectors, or no file for this store)."""
+    for it."""
     root = store.vector_dir
     if root is None:
-        return None
-    if not changed and held and vectorfile.load(root, held) is not None:
+        return Synced(None)
+    if not changed and held and (kept := vectorfile.load(root, held)) is not None:
         store.set_meta(vectorfile.META_KEY, {"stamp": held})
-        return held
+        return Synced(held, len(kept))
     meta = store.get_meta(vectorfile.META_KEY)
     identity = store.get_meta("embedder").get("identity")
     listing = store.public_vector_listing()
     if not identity or not listing:
-        return None
+        return Synced(None)
     stamp = vectorfile.stamp_of(str(identity), listing)
+    written, read_back = False, 0
     if vectorfile.load(root, stamp) is None:
         last = vectorfile.load(root, str(meta["written"])) if meta.get("written") else None
         previous = last if last is not None and last.embedder == identity else None
-        vectors = _assemble(store, listing, fresh or {}, previous, bars)
+        vectors, read_back = _assemble(store, listing, fresh or {}, previous, bars)
         vectorfile.write(root, stamp, str(identity), listing, vectors)
+        written = True
     store.set_meta(vectorfile.META_KEY, {"stamp": stamp, "written": stamp})
-    return stamp
+    return Synced(stamp, len(listing), written, read_back)
 
 
 def _assemble(
@@ -62,9 +80,9 @@ def _assemble(
     fresh: Mapping[str, np.ndarray],
     previous: vectorfile.Matrix | None,
     bars: Bars,
-) -> np.ndarray:
+) -> tuple[np.ndarray, int]:
     """One row per listed passage: its vector by hash from this run's embeddings or the last generation, the rest
-    read back from Neo4j."""
+    read back from Neo4j (how many, the second value)."""
     known = {h.decode(): i for i, h in enumerate(previous.hashes)} if previous is not None else {}
     out: np.ndarray | None = None
     missing: list[int] = []
@@ -87,7 +105,7 @@ def _assemble(
                 out = _row(out, len(listing), i, np.asarray(got[listing[i].passage], dtype=np.float32))
             advance(len(part))
     assert out is not None  # the listing is not empty
-    return out
+    return out, len(missing)
 
 
 def _row(out: np.ndarray | None, n: int, i: int, vec: np.ndarray) -> np.ndarray:

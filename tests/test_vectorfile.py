@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +92,12 @@ def test_the_stamp_names_every_passage_its_hash_and_the_embedder() -> None:
     assert len(stamps) == 6 and vectorfile.stamp_of("emb", list(base)) in stamps
 
 
-def build(store: Store, vault: Path) -> EmbedStep:
+def build(store: Store, vault: Path) -> tuple[EmbedStep, dict[str, Any]]:
+    """Refresh with the offline embedder: the step (this run's vectors) and the summary's `vector_file`."""
     step = EmbedStep(EMB)
-    refresh(store, make_config(vault), Bars(quiet=True), step)
-    return step
+    summary = refresh(store, make_config(vault), Bars(quiet=True), step)
+    assert summary.vector_file is not None
+    return step, summary.vector_file
 
 
 @pytest.fixture
@@ -155,19 +158,30 @@ def test_a_writing_refresh_stops_vouching_first_and_vouches_for_a_new_generation
 
     fetched: list[int] = []
     real = Store.public_vectors
-    monkeypatch.setattr(Store, "public_vectors", lambda self, ids: fetched.append(len(ids)) or real(self, ids))
+
+    def counted(self: Store, ids: Sequence[str]) -> dict[str, list[float]]:
+        fetched.append(len(ids))
+        return real(self, ids)
+
+    monkeypatch.setattr(Store, "public_vectors", counted)
     note = example_vault / "People" / "Mira Havel.md"
     note.write_text(note.read_text(encoding="utf-8") + "\n\nMira now breeds Icelandic horses in Tromsø.\n")
-    step = build(filed, example_vault)
+    step, synced = build(filed, example_vault)
     second = filed.get_meta(vectorfile.META_KEY)["stamp"]
     assert step.fresh  # the edited note's new passages, embedded in this run
+    assert synced["stamp"] == second and synced["written"] and synced["read_back"] == 0
     assert second not in (None, first) and [p.name for p in root.iterdir()] == [second]
     assert fetched == []  # unchanged vectors come from the last generation, new ones from this run
     rows = SearchIndex(filed).vector(EMB.embed_query("Icelandic horses in Tromsø"), 3)
     assert rows[0]["path"] == "People/Mira Havel.md"
 
-    build(filed, example_vault)  # writes nothing: vouches for the same generation again, reads no vector
+    _, synced = build(filed, example_vault)  # writes nothing: vouches for the same generation again
     assert filed.get_meta(vectorfile.META_KEY)["stamp"] == second and fetched == []
+    assert (
+        synced["stamp"] == second
+        and not synced["written"]
+        and synced["passages"] == len(SearchIndex(filed).matrix() or [])
+    )
 
 
 def test_a_lost_file_is_written_again_from_the_graph(filed: Store, example_vault: Path) -> None:
@@ -183,7 +197,8 @@ def test_a_lost_file_is_written_again_from_the_graph(filed: Store, example_vault
         gen.rmdir()
     vectorfile._loaded.clear()
     assert SearchIndex(filed).matrix() is None  # vouched for, but gone: Neo4j answers
-    build(filed, example_vault)
+    _, synced = build(filed, example_vault)
+    assert synced["written"] and synced["read_back"] == synced["passages"] > 0  # every vector read back
     assert filed.get_meta(vectorfile.META_KEY)["stamp"] == stamp and SearchIndex(filed).matrix() is not None
     assert [SearchIndex(filed).vector(v, 20) for v in vecs] == before
 
@@ -220,7 +235,12 @@ def test_a_filtered_vector_leg_reads_the_file_and_answers_as_neo4j(
     assert index.matrix() is not None
     scans: list[int] = []
     real = SearchIndex._scan
-    monkeypatch.setattr(SearchIndex, "_scan", lambda self, *a: scans.append(1) or real(self, *a))
+
+    def counted(self: SearchIndex, *args: Any) -> list[dict[str, Any]]:
+        scans.append(1)
+        return real(self, *args)
+
+    monkeypatch.setattr(SearchIndex, "_scan", counted)
     for q in QUESTIONS:
         vec = EMB.embed_query(q)
         for limit in (5, 30):
