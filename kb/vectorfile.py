@@ -123,10 +123,11 @@ class Matrix:
 
 def stamp_of(embedder: str, listing: Sequence[Listed]) -> str:
     """What a generation holds: the embedder and every listed passage with all it stores, in id order."""
-    h = hashlib.sha256(embedder.encode())
-    for row in listing:
-        h.update(json.dumps(row, ensure_ascii=False).encode())
-    return h.hexdigest()[:32]
+    fields = (
+        "\x1f".join((r.passage, r.path, r.hash, r.date or "\x00", r.folder_key, "\x1d".join(r.tags))) for r in listing
+    )
+    text = embedder + "\x1e" + "\x1e".join(fields)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def load(root: Path, stamp: str) -> Matrix | None:
@@ -165,7 +166,8 @@ def load(root: Path, stamp: str) -> Matrix | None:
 
 def write(root: Path, stamp: str, embedder: str, listing: Sequence[Listed], vectors: np.ndarray) -> Matrix:
     """Write a generation atomically (a temporary folder, each file synced, then renamed into place), drop the
-    older ones, and return it loaded. `vectors`: one row per listing entry, any length (stored unit length)."""
+    older ones, and return it loaded. `vectors`: one row per listing entry, any length, stored unit length (a
+    writable float32 array is scaled in place, anything else copied)."""
     root.mkdir(mode=0o700, parents=True, exist_ok=True)
     folder = root / stamp
     if not folder.is_dir():
@@ -196,13 +198,14 @@ def _arrays(listing: Sequence[Listed], vectors: np.ndarray) -> tuple[dict[str, n
     at, folder_at = {n: i for i, n in enumerate(names)}, {k: i for i, k in enumerate(folder_keys)}
     by_tag: dict[str, list[int]] = {}
     for i, row in enumerate(listing):
-        for tag in sorted(set(row.tags)):
+        for tag in dict.fromkeys(row.tags):
             by_tag.setdefault(tag, []).append(i)
     tags = sorted(by_tag)
     ptr = [0]
     for tag in tags:
         ptr.append(ptr[-1] + len(by_tag[tag]))
-    unit = np.array(vectors, dtype=np.float32)  # a copy, normalised in place
+    owned = vectors.dtype == np.float32 and vectors.flags.writeable and vectors.flags.c_contiguous
+    unit = vectors if owned else np.array(vectors, dtype=np.float32)
     if len(unit):
         norms = np.linalg.norm(unit, axis=1, keepdims=True)
         unit /= np.where(norms == 0, 1, norms).astype(np.float32)

@@ -83,18 +83,22 @@ def _assemble(
 ) -> tuple[np.ndarray, int]:
     """One row per listed passage: its vector by hash from this run's embeddings or the last generation, the rest
     read back from Neo4j (how many, the second value)."""
-    known = {h.decode(): i for i, h in enumerate(previous.hashes)} if previous is not None else {}
+    n = len(listing)
+    hashes = [row.hash for row in listing]
     out: np.ndarray | None = None
-    missing: list[int] = []
-    for i, row in enumerate(listing):
-        digest = row.hash
+    filled = np.zeros(n, dtype=bool)
+    if previous is not None and len(previous):
+        out = np.empty((n, previous.vectors.shape[1]), dtype=np.float32)
+        known = dict(zip(previous.hashes.tolist(), range(len(previous)), strict=True))
+        src = np.fromiter((known.get(h.encode(), -1) for h in hashes), dtype=np.int64, count=n)
+        filled = src >= 0
+        out[filled] = previous.vectors[src[filled]]  # one gather of the rows kept
+    for i, digest in enumerate(hashes) if fresh else ():
         vec = fresh.get(digest)
-        if vec is None and previous is not None and digest in known:
-            vec = previous.vectors[known[digest]]
-        if vec is None:
-            missing.append(i)
-            continue
-        out = _row(out, len(listing), i, vec)
+        if vec is not None:
+            out = _row(out, n, i, vec)
+            filled[i] = True
+    missing = np.flatnonzero(~filled).tolist()
     with bars.step("vector file", len(missing)) as advance:
         for start in range(0, len(missing), FETCH_BATCH):
             part = missing[start : start + FETCH_BATCH]
@@ -102,7 +106,7 @@ def _assemble(
             for i in part:
                 if listing[i].passage not in got:
                     raise StoreError("the graph changed while kb wrote the vector file: run `kb refresh` again")
-                out = _row(out, len(listing), i, np.asarray(got[listing[i].passage], dtype=np.float32))
+                out = _row(out, n, i, np.asarray(got[listing[i].passage], dtype=np.float32))
             advance(len(part))
     assert out is not None  # the listing is not empty
     return out, len(missing)
@@ -111,6 +115,6 @@ def _assemble(
 def _row(out: np.ndarray | None, n: int, i: int, vec: np.ndarray) -> np.ndarray:
     """Row `i` of the (n, dims) matrix set to `vec`; the matrix is made at the first row's length."""
     if out is None:
-        out = np.zeros((n, len(vec)), dtype=np.float32)
+        out = np.empty((n, len(vec)), dtype=np.float32)
     out[i] = vec
     return out
