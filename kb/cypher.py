@@ -74,6 +74,11 @@ def drop_fulltext_index() -> str:
     return f"DROP INDEX {FULLTEXT_INDEX} IF EXISTS"
 
 
+def drop_fulltext_indexes() -> list[str]:
+    """The chunks' and passages' full-text indexes (a first build fills them once, after its writes)."""
+    return [f"DROP INDEX {n} IF EXISTS" for n in (FULLTEXT_INDEX, PASSAGE_TEXT_INDEX)]
+
+
 def drop_search_indexes() -> list[str]:
     """Every full-text and vector index of chunks and passages (recreated empty after a clear)."""
     return [f"DROP INDEX {n} IF EXISTS" for n in (FULLTEXT_INDEX, PASSAGE_TEXT_INDEX)] + drop_vector_indexes()

@@ -36,6 +36,9 @@ BATCH_NOTES = 250
 # rankings; once the passages rewritten or deleted since the last build reach this share of the live ones,
 # the search indexes are rebuilt so the same vault ranks the same whatever the database held before.
 REBUILD_SHARE = 0.25
+# A first build of at least this many notes writes into no full-text index and fills both once at its end:
+# Lucene took part of every write transaction's commit otherwise (bench/structure.py)
+BULK_NOTES = 1000
 PENDING_SIG = ""  # a note whose links are not written yet
 # Raise when parsing, chunking or passage cutting changes in a way their sizes do not show: a graph built
 # under another key has every note parsed again (unchanged chunks and passages keep their ids and vectors).
@@ -427,6 +430,9 @@ def refresh(
     removed = sorted(set(states) - on_disk)
     index = LinkIndex(sorted(on_disk), scan.attachments)
     embedder_id = embed_step.identity if embed_step is not None else ""
+    bulk = not states and len(todo) >= BULK_NOTES
+    if bulk:  # a run killed before the end leaves them out: the next run's init_schema creates and fills them
+        store.set_fulltext_indexes(False)
     with bars.step("parsing notes", len(todo)) as advance:
         for items in parsed_batches(todo, cfg.private_folders, workers=min(2, os.cpu_count() or 1)):
             batch = [item for item in items if not isinstance(item, Skipped)]
@@ -437,6 +443,10 @@ def refresh(
                 (summary.changed if note.path in states else summary.added).append(note.path)
                 summary.warnings.extend(note.warnings)
             advance(len(items))
+    if bulk:
+        with bars.step("filling the full-text indexes", 1) as advance:
+            store.set_fulltext_indexes(True)
+            advance(1)
     if held_cut != cut:  # only once every note is cut the new way: a killed run redoes it
         store.set_meta("derive", {"cut": cut})
     if touched:

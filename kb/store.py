@@ -188,6 +188,14 @@ class Store:
         self.run_autocommit(cypher.delete_everything())
         self.rebuild_search_indexes(vectors=False)
 
+    def set_fulltext_indexes(self, present: bool) -> None:
+        """Drop the chunks' and passages' full-text indexes, or create them (idempotent) and wait until they are
+        filled from the nodes."""
+        for stmt in cypher.fulltext_indexes() if present else cypher.drop_fulltext_indexes():
+            self.run_autocommit(stmt)
+        if present:
+            self.await_indexes(3600)
+
     def rebuild_search_indexes(self, vectors: bool = True) -> None:
         """Drop and recreate the full-text indexes (and, with `vectors`, the passage vector indexes at the
         recorded dimensions); Neo4j repopulates them from the nodes."""

@@ -309,3 +309,49 @@ def test_a_claims_neighbours_come_in_a_fixed_order(store: Store) -> None:
     row = store.read(query)[0]["rows"][0]
     assert [x["value"] for x in row["conf"]] == ["$4", "$2", "$5"]  # by date
     assert [x["value"] for x in row["sup"]] == ["p", "q"] and row["chunk"] == "c1"
+
+
+def test_a_first_build_fills_the_full_text_indexes_once_and_a_killed_one_is_repaired(
+    store: Store, example_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first build of BULK_NOTES notes or more writes into no full-text index and fills both at its end, ranking
+    exactly as a build that wrote into them; killed before its end, the next refresh recreates and fills them."""
+    import kb.refresh as kb_refresh
+
+    build(store, example_vault)
+    written_into = keyword_scores(store)
+    store.clear()
+    monkeypatch.setattr(kb_refresh, "BULK_NOTES", 1)
+    dropped: list[bool] = []
+    real = Store.set_fulltext_indexes
+
+    def spy(self: Store, present: bool) -> None:
+        dropped.append(present)
+        real(self, present)
+
+    monkeypatch.setattr(Store, "set_fulltext_indexes", spy)
+    build(store, example_vault)
+    assert dropped == [False, True] and keyword_scores(store) == written_into
+
+    store.clear()
+    dropped.clear()
+
+    calls: list[int] = []
+    real_write = kb_refresh.write_batch
+
+    def killed(*args: Any, **kwargs: Any) -> int:
+        calls.append(1)
+        if len(calls) > 1:
+            raise KeyboardInterrupt  # killed after the first batch of notes was written
+        return real_write(*args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(kb_refresh, "write_batch", killed)
+        m.setattr(kb_refresh, "BATCH_NOTES", 5)
+        with pytest.raises(KeyboardInterrupt):
+            build(store, example_vault)
+    assert dropped == [False] and not {"chunk_text", "passage_text"} & set(store.index_names())
+    assert 0 < store.counts()["notes"] <= 5
+    build(store, example_vault)  # not a first build: schema set-up recreates and fills them before the writes
+    assert dropped == [False] and {"chunk_text", "passage_text"} <= set(store.index_names())
+    assert keyword_scores(store) == written_into
