@@ -253,3 +253,31 @@ def test_a_filtered_vector_leg_reads_the_file_and_answers_as_neo4j(
             assert [r["passage"] for r in got] == [r["passage"] for r in want] and got
             assert [r["score"] for r in got] == pytest.approx([r["score"] for r in want], abs=1e-6)
     assert scans  # the comparison itself is Neo4j's exact scan (a small graph)
+
+
+class Reversed(OnnxEmbedder):
+    """Another embedder (its own identity): MiniLM's vectors reversed, so every vector differs from the first's."""
+
+    @property
+    def identity(self) -> str:
+        return "test:reversed-minilm:384"
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return [v[::-1] for v in super().embed_documents(texts)]  # embed_query reads through this too
+
+
+def test_a_new_embedder_never_reuses_the_last_generation(filed: Store, example_vault: Path) -> None:
+    build(filed, example_vault)
+    first = SearchIndex(filed).matrix()
+    assert first is not None and first.embedder == EMB.identity
+    other = Reversed()
+    step = EmbedStep(other, reembed=True)
+    summary = refresh(filed, make_config(example_vault), Bars(quiet=True), step)
+    synced = summary.vector_file
+    matrix = SearchIndex(filed).matrix()
+    assert synced is not None and synced["written"] and matrix is not None and matrix.embedder == other.identity
+    assert synced["read_back"] == 0 and len(step.fresh) > 0  # every vector from this run, none from the old file
+    vec = other.embed_query(QUESTIONS[0])
+    got, want = SearchIndex(filed).vector(vec, 20), neo4j_rows(filed, vec, 20)
+    assert [r["passage"] for r in got] == [r["passage"] for r in want]
+    assert [r["score"] for r in got] == pytest.approx([r["score"] for r in want], abs=1e-6)
