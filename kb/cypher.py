@@ -81,7 +81,7 @@ def drop_fulltext_indexes() -> list[str]:
 
 def drop_search_indexes() -> list[str]:
     """Every full-text and vector index of chunks and passages (recreated empty after a clear)."""
-    return [f"DROP INDEX {n} IF EXISTS" for n in (FULLTEXT_INDEX, PASSAGE_TEXT_INDEX)] + drop_vector_indexes()
+    return drop_fulltext_indexes() + drop_vector_indexes()
 
 
 # Lucene's tokenizer keeps a word whole across these ("kenji's", "2.9", "1,600"), the question's words split at them
@@ -469,13 +469,12 @@ def public_vectors() -> str:
     )
 
 
-def passages_passing(folder: bool, tag: bool, since: bool, until: bool) -> str:
-    """Of the given passages, those that hold a public vector, pass the active filters and are visible to this
-    reader, with their hash (the vector file's candidates, confirmed in the graph)."""
+def visible_passage_hashes() -> str:
+    """Of the given passages, those that hold a public vector and are visible to this reader, with their hash (the
+    vector file's rows, confirmed in the MCP server's view)."""
     return (
-        "UNWIND $ids AS pid MATCH (c:Passage {id: pid}) WHERE "
-        + chunk_filter(folder, tag, since, until)
-        + " AND c.embedding IS NOT NULL RETURN c.id AS passage, c.hash AS hash"
+        "UNWIND $ids AS pid MATCH (p:Passage {id: pid}) WHERE p.embedding IS NOT NULL "
+        "RETURN p.id AS passage, p.hash AS hash"
     )
 
 

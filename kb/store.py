@@ -350,7 +350,7 @@ class SearchIndex:
         rows = []
         for index_private in (False, True) if private else (False,):
             if matrix is not None and not index_private:
-                rows += self._from_matrix(matrix, vec, limit, active, filters or {})
+                rows += self._from_matrix(matrix, vec, limit, active)
             elif exact:
                 rows += self._scan(vec, limit, active, filters or {}, index_private)
             elif active:
@@ -378,7 +378,6 @@ class SearchIndex:
         vec: list[float],
         limit: int,
         active: Mapping[str, Any],
-        filters: Mapping[str, Any],
     ) -> list[dict[str, Any]]:
         """The nearest public passages by the vector file that pass the filters (it holds each passage's folder,
         tags and date). A store that hides material from its reader (the MCP server's view) confirms each in the
@@ -386,13 +385,10 @@ class SearchIndex:
         rows = matrix.nearest(vec, limit, active)
         if not self.store.hides_material:  # the stamp vouches for every row: nothing to confirm
             return [_without_hash(r) for r in rows]
-        flags, params = _scan_params(vec, limit, active, filters, False)
         want = limit
-        while True:
+        while True:  # the file filtered already: the view only has to show each row, with the same hash
             ids = [r["passage"] for r in rows]
-            held = {
-                r["passage"]: r["hash"] for r in _rows(self.store, cypher.passages_passing(*flags), **params, ids=ids)
-            }
+            held = {r["passage"]: r["hash"] for r in _rows(self.store, cypher.visible_passage_hashes(), ids=ids)}
             kept = [_without_hash(r) for r in rows if held.get(r["passage"]) == r["hash"]]
             if len(kept) >= limit or len(rows) < want:
                 return kept[:limit]

@@ -3,10 +3,11 @@
 Neo4j's vector index answers a query in 78-84 ms at 13,284 notes (179,379 passages) on this machine, most of it
 the index walk and re-scoring each candidate on its stored vector; one matrix-vector product over the same vectors
 in this process takes 15 ms and is exact (bench/vector_leg.py). A refresh writes the matrix as one generation, a
-folder named by its stamp (a digest of the embedder and of every public passage's id, note and hash), then records
-the stamp in the graph; a refresh clears the graph's stamp before it writes anything. Search reads the matrix only
-while the two stamps agree, else it asks Neo4j as before, so a killed refresh, another database or a vault switch
-can never answer from stale vectors. Private passages are never in the matrix: they stay in the private index."""
+folder named by its stamp (a digest of the embedder and of every public passage's id, note, hash, date, folder and
+tags), then records the stamp in the graph; a refresh clears the graph's stamp before it writes anything. Search
+reads the matrix only while the two stamps agree, else it asks Neo4j as before, so a killed refresh, another
+database or a vault switch can never answer from stale vectors. Private passages are never in the matrix: they
+stay in the private index."""
 
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def test_the_bench_reads_the_public_vector_index_raw_and_every_public_vector() -
 
 def test_the_vector_file_reads_only_public_vectors_and_one_meta_stamp() -> None:
     passages, chunks = cypher.public_vector_listing()
-    for q in (passages, cypher.public_vectors(), cypher.passages_passing(True, True, True, True)):
+    for q in (passages, cypher.public_vectors(), cypher.visible_passage_hashes()):
         assert ".embedding IS NOT NULL" in q and "embedding_private" not in q and "private" not in q.split("WHERE")[0]
     assert "WHERE NOT coalesce(c.private, false)" in chunks and "embedding" not in chunks
     # collect() skips nulls: every collected value has a default, so the lists stay aligned
@@ -91,8 +91,6 @@ def test_the_vector_file_reads_only_public_vectors_and_one_meta_stamp() -> None:
     assert "t IN coalesce(c.tags, [])" in chunks
     state = cypher.vector_state()
     assert "count(p) AS n" in state and "KbMeta {key: $key}" in state and "OPTIONAL MATCH" in state
-    assert "($private OR NOT c.private)" in cypher.passages_passing(False, False, False, False)
-    assert "c.folder_key STARTS WITH $folder_key AND $tag IN c.tags" in cypher.passages_passing(
-        True, True, False, False
-    )
+    assert "p.hash AS hash" in cypher.visible_passage_hashes()
+    assert cypher.drop_search_indexes() == cypher.drop_fulltext_indexes() + cypher.drop_vector_indexes()
     assert "p.hash AS hash" in cypher.pending_passages()  # the embedding step keys this run's vectors by hash

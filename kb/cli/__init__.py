@@ -59,12 +59,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-# One-shot reads, an agent's call per question (bench/startup.py). Their one matrix product is the vector file's
-# (kb.vectorfile; onnxruntime runs its own threads): numpy's BLAS gets two threads, not a pool per core (~40 ms CPU
-# saved against one per core); at 13,284 notes the product, page faults included, took 28-30 ms with two threads
-# and 43-49 ms with one. Once their output is out they hold nothing to finalize (the driver is closed, no
-# temporary files, no threads), so they end without the interpreter's teardown, which frees every module's objects
-# one by one (~20 ms CPU).
+# One-shot reads, an agent's call per question (bench/startup.py). Their one matrix product is the vector
+# file's (kb.vectorfile; onnxruntime runs its own threads): numpy's BLAS gets two threads, not a pool per core (a
+# pool cost ~40 ms CPU at start against none); at 13,284 notes the product, page faults included, took 28-30 ms
+# with two threads and 43-49 ms with one. Once their output is out they hold nothing to finalize (the driver is
+# closed, no temporary files, no threads), so they end without the interpreter's teardown, which frees every
+# module's objects one by one (~20 ms CPU).
 ONE_SHOT = frozenset({"search"})
 
 
