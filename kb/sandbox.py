@@ -134,10 +134,13 @@ class PublicStore(Store):
         raise AssertionError("unreachable")
 
     def read(self, statement: str, **params: Any) -> list[dict[str, Any]]:
-        return self.read_tx(lambda tx: [r.data() for r in tx.run(statement, params)])
+        """kb's own statements on the public view, parameters boxed as Store.read's."""
+        boxed, held = cypher.boxed(statement), {cypher.BOXED: params}
+        return self.read_tx(lambda tx: [r.data() for r in tx.run(boxed, held)])
 
     def read_maps(self, statement: str, **params: Any) -> list[dict[str, Any]]:
-        return self.read_tx(lambda tx: [dict(r) for r in tx.run(statement, params)])
+        boxed, held = cypher.boxed(statement), {cypher.BOXED: params}
+        return self.read_tx(lambda tx: [dict(r) for r in tx.run(boxed, held)])
 
     def query_type(self, query: str, params: dict[str, Any]) -> str | None:
         """The planner's verdict on a query (EXPLAIN: nothing is read), in a read transaction of its own."""

@@ -94,3 +94,15 @@ def test_the_vector_file_reads_only_public_vectors_and_one_meta_stamp() -> None:
     assert "p.hash AS hash" in cypher.visible_passage_hashes()
     assert cypher.drop_search_indexes() == cypher.drop_fulltext_indexes() + cypher.drop_vector_indexes()
     assert "p.hash AS hash" in cypher.pending_passages()  # the embedding step keys this run's vectors by hash
+
+
+def test_boxed_reads_every_parameter_from_one_map_and_leaves_literals_alone() -> None:
+    text = cypher.graph_context(True)
+    boxed = cypher.boxed(text)
+    assert params(boxed) == {cypher.BOXED}
+    assert set(re.findall(r"\$p\.(\w+)", boxed)) == params(text)
+    assert cypher.boxed("RETURN '$a' AS x, $b AS y, \"it\\\"s $c\" AS z, 'don\\'t $d' + $e") == (
+        "RETURN '$a' AS x, $p.b AS y, \"it\\\"s $c\" AS z, 'don\\'t $d' + $p.e"
+    )
+    # the name-occurs regex keeps its escapes: only its parameters change
+    assert cypher.boxed(cypher._OCCURS).replace("$p.", "$") == cypher._OCCURS
