@@ -35,6 +35,16 @@ RANGE_INDEXES = (
     ("passage_folder", "Passage", "folder_key"),
     ("passage_date", "Passage", "date"),
 )
+# range indexes no write of a first build reads (searches and later refreshes do): left out while it writes
+BULK_UNUSED = (
+    "note_date",
+    "chunk_hash",
+    "chunk_folder",
+    "chunk_date",
+    "passage_hash",
+    "passage_folder",
+    "passage_date",
+)
 
 
 # a string literal (left as it is) or a parameter; Cypher's escapes are a backslash and a character
@@ -60,9 +70,26 @@ def schema_statements() -> list[str]:
         f"CREATE CONSTRAINT {name} IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
         for name, label, prop in CONSTRAINTS
     ]
-    out += [f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})" for name, label, prop in RANGE_INDEXES]
-    out += fulltext_indexes()
+    out += range_indexes() + fulltext_indexes()
     return out + knowledge_schema()  # graph search reads these even before anything was extracted
+
+
+def range_indexes(names: tuple[str, ...] | None = None) -> list[str]:
+    """The range indexes (those of `names` only, if given), each idempotent."""
+    return [
+        f"CREATE INDEX {name} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})"
+        for name, label, prop in RANGE_INDEXES
+        if names is None or name in names
+    ]
+
+
+def bulk_indexes() -> list[str]:
+    """The indexes a first build writes into none of and fills once after its writes (full-text, BULK_UNUSED)."""
+    return range_indexes(BULK_UNUSED) + fulltext_indexes()
+
+
+def drop_bulk_indexes() -> list[str]:
+    return drop_fulltext_indexes() + [f"DROP INDEX {n} IF EXISTS" for n in BULK_UNUSED]
 
 
 def fulltext_indexes() -> list[str]:
@@ -232,8 +259,14 @@ def link_tags() -> str:
     )
 
 
-def upsert_chunks() -> str:
-    """Write chunks; their passages carry the vectors (upsert_passages)."""
+def upsert_chunks(fresh: bool = False) -> str:
+    """Write chunks; their passages carry the vectors (upsert_passages). `fresh`: into a graph that holds no
+    chunk yet (CREATE, no look-up of one to update)."""
+    if fresh:
+        return (
+            "UNWIND $rows AS row MATCH (n:Note {path: row.note_path}) "
+            "CREATE (c:Chunk {id: row.id})-[:IN_NOTE]->(n) SET c += row.props, c.hash = row.hash"
+        )
     return (
         "UNWIND $rows AS row MATCH (n:Note {path: row.note_path}) "
         "MERGE (c:Chunk {id: row.id}) "
@@ -248,9 +281,17 @@ _PASSAGE_COPY = ", ".join(
 )
 
 
-def upsert_passages() -> str:
+def upsert_passages(fresh: bool = False) -> str:
     """A chunk's passages, after the chunk (same transaction): passages it no longer has go; an unchanged hash
-    keeps its vector, a known hash elsewhere lends its vector, any other passage is :Pending."""
+    keeps its vector, a known hash elsewhere lends its vector, any other passage is :Pending. `fresh`: into a
+    graph that holds no passage yet, so none has a vector to keep or lend: each is created :Pending."""
+    if fresh:
+        return (
+            "UNWIND $rows AS row MATCH (c:Chunk {id: row.id}) UNWIND row.passages AS q "
+            "CREATE (p:Passage:Pending {id: q.id})-[:IN_CHUNK]->(c) "
+            "SET p.text = q.text, p.ord = q.ord, p.hash = q.hash, p.chunk_id = c.id, " + _PASSAGE_COPY + ", "
+            "p.search = " + passage_search("c.folder_key", "c.breadcrumb", "q.text")
+        )
     return (
         "UNWIND $rows AS row MATCH (c:Chunk {id: row.id}) "
         "CALL (c, row) { MATCH (x:Passage)-[:IN_CHUNK]->(c) "
@@ -351,6 +392,14 @@ def missing_report() -> str:
 
 def aliases() -> str:
     return "MATCH (n:Note) WHERE size(coalesce(n.aliases, [])) > 0 RETURN n.path AS path, n.aliases AS aliases"
+
+
+def holds_chunks() -> str:
+    """Whether any chunk or passage is in the graph (the count store answers: no scan)."""
+    return (
+        "CALL () { MATCH (c:Chunk) RETURN count(c) AS chunks } "
+        "CALL () { MATCH (p:Passage) RETURN count(p) AS passages } RETURN chunks + passages > 0 AS any"
+    )
 
 
 def counts() -> str:

@@ -292,8 +292,11 @@ def parsed_batches(
             yield batch
 
 
-def write_batch(store: Store, parsed: list[Parsed], embedder_id: str, existing: set[str] | dict[str, Any]) -> int:
-    """Write notes with their chunks, tags and folders in one transaction (links come after, in `relink`)."""
+def write_batch(
+    store: Store, parsed: list[Parsed], embedder_id: str, existing: set[str] | dict[str, Any], fresh: bool = False
+) -> int:
+    """Write notes with their chunks, tags and folders in one transaction (links come after, in `relink`).
+    `fresh`: the graph held no chunk or passage when the run began, so they are created, not merged."""
     note_rows: list[dict[str, Any]] = []
     chunk_rows: list[dict[str, Any]] = []
     clear_rows: list[dict[str, Any]] = []
@@ -326,8 +329,8 @@ def write_batch(store: Store, parsed: list[Parsed], embedder_id: str, existing: 
         (cypher.upsert_folders(), {"rows": folder_rows}),
         (cypher.upsert_notes(), {"rows": note_rows}),
         (cypher.link_tags(), {"rows": tag_rows}),
-        (cypher.upsert_chunks(), {"rows": chunk_rows, "embedder": embedder_id}),
-        (cypher.upsert_passages(), {"rows": chunk_rows, "embedder": embedder_id}),
+        (cypher.upsert_chunks(fresh), {"rows": chunk_rows, "embedder": embedder_id}),
+        (cypher.upsert_passages(fresh), {"rows": chunk_rows, "embedder": embedder_id}),
         (cypher.link_next_chunks(), {"pairs": pairs}),
     ]
     store.run_batch(statements)
@@ -432,22 +435,24 @@ def refresh(
     removed = sorted(set(states) - on_disk)
     index = LinkIndex(sorted(on_disk), scan.attachments)
     embedder_id = embed_step.identity if embed_step is not None else ""
-    bulk = not states and len(todo) >= BULK_NOTES
+    # a first build into an empty graph creates its chunks and passages (a killed one leaves notes: not fresh again)
+    fresh = not states and not store.holds_chunks()
+    bulk = fresh and len(todo) >= BULK_NOTES
     if bulk:  # a run killed before the end leaves them out: the next run's init_schema creates and fills them
-        store.set_fulltext_indexes(False)
+        store.set_bulk_indexes(False)
     with bars.step("parsing notes", len(todo)) as advance:
         for items in parsed_batches(todo, cfg.private_folders, workers=min(2, os.cpu_count() or 1)):
             batch = [item for item in items if not isinstance(item, Skipped)]
             summary.skipped.extend({"path": s.path, "reason": s.reason} for s in items if isinstance(s, Skipped))
-            summary.chunks_written += write_batch(store, batch, embedder_id, states)
+            summary.chunks_written += write_batch(store, batch, embedder_id, states, fresh)
             _add_churn(store, sum(len(p) for note, _, parts in batch if note.path in states for p in parts))
             for note, _, _ in batch:
                 (summary.changed if note.path in states else summary.added).append(note.path)
                 summary.warnings.extend(note.warnings)
             advance(len(items))
     if bulk:
-        with bars.step("filling the full-text indexes", 1) as advance:
-            store.set_fulltext_indexes(True)
+        with bars.step("filling the search indexes", 1) as advance:
+            store.set_bulk_indexes(True)
             advance(1)
     if held_cut != cut:  # only once every note is cut the new way: a killed run redoes it
         store.set_meta("derive", {"cut": cut})

@@ -189,10 +189,13 @@ class Store:
         self.run_autocommit(cypher.delete_everything())
         self.rebuild_search_indexes(vectors=False)
 
-    def set_fulltext_indexes(self, present: bool) -> None:
-        """Drop the chunks' and passages' full-text indexes, or create them (idempotent) and wait until they are
-        filled from the nodes."""
-        for stmt in cypher.fulltext_indexes() if present else cypher.drop_fulltext_indexes():
+    def holds_chunks(self) -> bool:
+        return bool(self.read(cypher.holds_chunks())[0]["any"])
+
+    def set_bulk_indexes(self, present: bool) -> None:
+        """Drop the indexes a first build writes into none of (cypher.bulk_indexes), or create them (idempotent)
+        and wait until they are filled from the nodes."""
+        for stmt in cypher.bulk_indexes() if present else cypher.drop_bulk_indexes():
             self.run_autocommit(stmt)
         if present:
             self.await_indexes(3600)

@@ -51,3 +51,25 @@ def test_nested_tags_count_under_their_parents() -> None:
         "metric/customers",
         "x",
     )
+
+
+def test_a_body_without_a_possible_link_skips_the_inline_pass_and_reads_the_same() -> None:
+    """No "](" and no "]:": no Markdown link can occur, so the inline pass is skipped; headings read the same."""
+    import kb.markdown as md
+
+    bodies = [
+        "# A *b* `c`\ntext [[Note|alias]] #tag\n```\n# not a heading\n```",
+        "> ## quoted **bold** [[X]]\n- # in a list\n\nSetext *h*\n---",
+        "# [ref] heading\n\n[ref]: other.md",  # a reference definition: the full pass
+        "## see ![img](pic.png) and [n](n.md)",
+    ]
+    fast = [parse_structure(b) for b in bodies]
+    assert [md.may_link(b) for b in bodies] == [False, False, True, True]
+    full_pass = md.may_link
+    try:
+        md.may_link = lambda body: True  # type: ignore[assignment]
+        assert [parse_structure(b) for b in bodies] == fast
+    finally:
+        md.may_link = full_pass
+    assert [h.text for h in fast[0].headings] == ["A b c"] and fast[1].headings[0].text == "quoted bold [[X]]"
+    assert [lk.target for lk in fast[3].links] == ["pic.png", "n.md"]

@@ -12,6 +12,7 @@ import pytest
 from conftest import make_config
 
 import kb.store as kb_store
+from kb import cypher
 from kb.embed.onnx import OnnxEmbedder
 from kb.embeddings import EmbedStep
 from kb.errors import EmbedderError
@@ -311,11 +312,12 @@ def test_a_claims_neighbours_come_in_a_fixed_order(store: Store) -> None:
     assert [x["value"] for x in row["sup"]] == ["p", "q"] and row["chunk"] == "c1"
 
 
-def test_a_first_build_fills_the_full_text_indexes_once_and_a_killed_one_is_repaired(
+def test_a_first_build_fills_its_search_indexes_once_and_a_killed_one_is_repaired(
     store: Store, example_vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A first build of BULK_NOTES notes or more writes into no full-text index and fills both at its end, ranking
-    exactly as a build that wrote into them; killed before its end, the next refresh recreates and fills them."""
+    """A first build of BULK_NOTES notes or more writes into no full-text index and none of the range indexes its
+    writes do not read, and fills them at its end, ranking exactly as a build that wrote into them; killed before
+    its end, the next refresh recreates and fills them."""
     import kb.refresh as kb_refresh
 
     build(store, example_vault)
@@ -323,21 +325,30 @@ def test_a_first_build_fills_the_full_text_indexes_once_and_a_killed_one_is_repa
     store.clear()
     monkeypatch.setattr(kb_refresh, "BULK_NOTES", 1)
     dropped: list[bool] = []
-    real = Store.set_fulltext_indexes
+    real = Store.set_bulk_indexes
 
     def spy(self: Store, present: bool) -> None:
         dropped.append(present)
         real(self, present)
 
-    monkeypatch.setattr(Store, "set_fulltext_indexes", spy)
-    build(store, example_vault)
+    monkeypatch.setattr(Store, "set_bulk_indexes", spy)
+    fresh: list[bool] = []
+    real_write = kb_refresh.write_batch
+
+    def writes(*args: Any) -> int:
+        fresh.append(args[4])  # chunks and passages created, not merged
+        return real_write(*args)
+
+    with monkeypatch.context() as m:
+        m.setattr(kb_refresh, "write_batch", writes)
+        build(store, example_vault)
     assert dropped == [False, True] and keyword_scores(store) == written_into
+    assert fresh and all(fresh)
 
     store.clear()
     dropped.clear()
 
     calls: list[int] = []
-    real_write = kb_refresh.write_batch
 
     def killed(*args: Any, **kwargs: Any) -> int:
         calls.append(1)
@@ -350,8 +361,13 @@ def test_a_first_build_fills_the_full_text_indexes_once_and_a_killed_one_is_repa
         m.setattr(kb_refresh, "BATCH_NOTES", 5)
         with pytest.raises(KeyboardInterrupt):
             build(store, example_vault)
-    assert dropped == [False] and not {"chunk_text", "passage_text"} & set(store.index_names())
+    bulk = {"chunk_text", "passage_text", *cypher.BULK_UNUSED}
+    assert dropped == [False] and not bulk & set(store.index_names())
     assert 0 < store.counts()["notes"] <= 5
-    build(store, example_vault)  # not a first build: schema set-up recreates and fills them before the writes
-    assert dropped == [False] and {"chunk_text", "passage_text"} <= set(store.index_names())
+    fresh.clear()
+    with monkeypatch.context() as m:
+        m.setattr(kb_refresh, "write_batch", writes)
+        build(store, example_vault)  # not a first build: schema set-up recreates and fills them before the writes
+    assert dropped == [False] and bulk <= set(store.index_names())
+    assert fresh and not any(fresh)  # the killed run's notes are in the graph: merged
     assert keyword_scores(store) == written_into
