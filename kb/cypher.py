@@ -234,9 +234,10 @@ def clear_note_edges() -> str:
     )
 
 
-def upsert_notes() -> str:
+def upsert_notes(fresh: bool = False) -> str:
+    """Notes with their folder and tags. `fresh`: into a graph that holds no note yet (CREATE, no look-up)."""
     return (
-        "UNWIND $rows AS row MERGE (n:Note {path: row.path}) "
+        "UNWIND $rows AS row " + ("CREATE" if fresh else "MERGE") + " (n:Note {path: row.path}) "
         "SET n += row.props "
         "WITH n, row MERGE (f:Folder {path: row.folder}) "
         "ON CREATE SET f.name = row.folder_name MERGE (n)-[:IN_FOLDER]->(f) "

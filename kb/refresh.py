@@ -296,7 +296,7 @@ def write_batch(
     store: Store, parsed: list[Parsed], embedder_id: str, existing: set[str] | dict[str, Any], fresh: bool = False
 ) -> int:
     """Write notes with their chunks, tags and folders in one transaction (links come after, in `relink`).
-    `fresh`: the graph held no chunk or passage when the run began, so they are created, not merged."""
+    `fresh`: the graph held no note, chunk or passage when the run began, so those are created, not merged."""
     note_rows: list[dict[str, Any]] = []
     chunk_rows: list[dict[str, Any]] = []
     clear_rows: list[dict[str, Any]] = []
@@ -327,7 +327,7 @@ def write_batch(
     statements: list[tuple[str, dict[str, Any]]] = [
         (cypher.clear_note_edges(), {"rows": clear_rows}),
         (cypher.upsert_folders(), {"rows": folder_rows}),
-        (cypher.upsert_notes(), {"rows": note_rows}),
+        (cypher.upsert_notes(fresh), {"rows": note_rows}),
         (cypher.link_tags(), {"rows": tag_rows}),
         (cypher.upsert_chunks(fresh), {"rows": chunk_rows, "embedder": embedder_id}),
         (cypher.upsert_passages(fresh), {"rows": chunk_rows, "embedder": embedder_id}),
