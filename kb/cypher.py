@@ -89,7 +89,7 @@ def bulk_indexes() -> list[str]:
 
 
 def drop_bulk_indexes() -> list[str]:
-    return drop_fulltext_indexes() + [f"DROP INDEX {n} IF EXISTS" for n in BULK_UNUSED]
+    return drop_fulltext_indexes() + drop_indexes(BULK_UNUSED)
 
 
 def fulltext_indexes() -> list[str]:
@@ -120,9 +120,13 @@ def drop_fulltext_index() -> str:
     return f"DROP INDEX {FULLTEXT_INDEX} IF EXISTS"
 
 
+def drop_indexes(names: tuple[str, ...]) -> list[str]:
+    return [f"DROP INDEX {n} IF EXISTS" for n in names]
+
+
 def drop_fulltext_indexes() -> list[str]:
     """The chunks' and passages' full-text indexes (a first build fills them once, after its writes)."""
-    return [f"DROP INDEX {n} IF EXISTS" for n in (FULLTEXT_INDEX, PASSAGE_TEXT_INDEX)]
+    return drop_indexes((FULLTEXT_INDEX, PASSAGE_TEXT_INDEX))
 
 
 def drop_search_indexes() -> list[str]:
@@ -190,10 +194,7 @@ def claim_line_index(dims: int) -> str:
 
 def drop_vector_indexes() -> list[str]:
     """The passage vector indexes, and the chunk ones of graphs built before passages."""
-    return [
-        f"DROP INDEX {n} IF EXISTS"
-        for n in (VECTOR_INDEX, PRIVATE_VECTOR_INDEX, PASSAGE_VECTOR_INDEX, PRIVATE_PASSAGE_VECTOR_INDEX)
-    ]
+    return drop_indexes((VECTOR_INDEX, PRIVATE_VECTOR_INDEX, PASSAGE_VECTOR_INDEX, PRIVATE_PASSAGE_VECTOR_INDEX))
 
 
 def set_meta() -> str:
@@ -280,6 +281,11 @@ _PASSAGE_COPY = ", ".join(
     f"p.{k} = c.{k}"
     for k in ("note_path", "breadcrumb", "title", "date", "folder_key", "tags", "private", "facets", "privacy")
 )
+# what a passage `p` of row `q` in chunk `c` holds, however it was written
+_PASSAGE_SET = (
+    "SET p.text = q.text, p.ord = q.ord, p.hash = q.hash, p.chunk_id = c.id, " + _PASSAGE_COPY + ", "
+    "p.search = " + passage_search("c.folder_key", "c.breadcrumb", "q.text")
+)
 
 
 def upsert_passages(fresh: bool = False) -> str:
@@ -289,9 +295,7 @@ def upsert_passages(fresh: bool = False) -> str:
     if fresh:
         return (
             "UNWIND $rows AS row MATCH (c:Chunk {id: row.id}) UNWIND row.passages AS q "
-            "CREATE (p:Passage:Pending {id: q.id})-[:IN_CHUNK]->(c) "
-            "SET p.text = q.text, p.ord = q.ord, p.hash = q.hash, p.chunk_id = c.id, " + _PASSAGE_COPY + ", "
-            "p.search = " + passage_search("c.folder_key", "c.breadcrumb", "q.text")
+            "CREATE (p:Passage:Pending {id: q.id})-[:IN_CHUNK]->(c) " + _PASSAGE_SET
         )
     return (
         "UNWIND $rows AS row MATCH (c:Chunk {id: row.id}) "
@@ -299,9 +303,7 @@ def upsert_passages(fresh: bool = False) -> str:
         "WHERE NOT x.id IN [q IN row.passages | q.id] DETACH DELETE x } "
         "WITH c, row UNWIND row.passages AS q "
         "MERGE (p:Passage {id: q.id}) "
-        "WITH c, p, q, p.hash = q.hash AS same "
-        "SET p.text = q.text, p.ord = q.ord, p.hash = q.hash, p.chunk_id = c.id, " + _PASSAGE_COPY + ", "
-        "p.search = " + passage_search("c.folder_key", "c.breadcrumb", "q.text") + " "
+        "WITH c, p, q, p.hash = q.hash AS same " + _PASSAGE_SET + " "
         "MERGE (p)-[:IN_CHUNK]->(c) "
         "WITH p, q, same WHERE NOT same OR coalesce(p.embedding, p.embedding_private) IS NULL "
         "OPTIONAL MATCH (o:Passage {hash: q.hash}) WHERE o <> p AND o.embedder = $embedder "
