@@ -31,7 +31,7 @@ from neo4j import exceptions as nx
 from kb import cypher
 from kb.cypher import public_view
 from kb.errors import KbError, StoreError
-from kb.store import Connection, Store
+from kb.store import Connection, Store, boxed
 
 T = TypeVar("T")
 APP = "kb-mcp"
@@ -135,12 +135,12 @@ class PublicStore(Store):
 
     def read(self, statement: str, **params: Any) -> list[dict[str, Any]]:
         """kb's own statements on the public view, parameters boxed as Store.read's."""
-        boxed, held = cypher.boxed(statement), {cypher.BOXED: params}
-        return self.read_tx(lambda tx: [r.data() for r in tx.run(boxed, held)])
+        sent = boxed(statement, params)
+        return self.read_tx(lambda tx: [r.data() for r in tx.run(*sent)])
 
     def read_maps(self, statement: str, **params: Any) -> list[dict[str, Any]]:
-        boxed, held = cypher.boxed(statement), {cypher.BOXED: params}
-        return self.read_tx(lambda tx: [dict(r) for r in tx.run(boxed, held)])
+        sent = boxed(statement, params)
+        return self.read_tx(lambda tx: [dict(r) for r in tx.run(*sent)])
 
     def query_type(self, query: str, params: dict[str, Any]) -> str | None:
         """The planner's verdict on a query (EXPLAIN: nothing is read), in a read transaction of its own."""

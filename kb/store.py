@@ -83,14 +83,14 @@ class Store:
         """Run one read-only statement as an auto-commit transaction (one round trip less than a managed one), its
         parameters in one map (cypher.boxed: one plan, whatever their sizes)."""
         with self.driver.session(database=self.conn.database, default_access_mode=neo4j.READ_ACCESS) as session:
-            return [r.data() for r in session.run(cypher.boxed(statement), {cypher.BOXED: params})]
+            return [r.data() for r in session.run(*boxed(statement, params))]
 
     def read_maps(self, statement: str, **params: Any) -> list[dict[str, Any]]:
         """read() for a statement that returns only maps, lists and plain values (never a node, relationship or
         path): the records as the driver decoded them, without data()'s second walk over every value (1.5 ms of
         graph search's one record)."""
         with self.driver.session(database=self.conn.database, default_access_mode=neo4j.READ_ACCESS) as session:
-            return [dict(r) for r in session.run(cypher.boxed(statement), {cypher.BOXED: params})]
+            return [dict(r) for r in session.run(*boxed(statement, params))]
 
     def run_batch(self, statements: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         """Several statements in one transaction: all of them land, or none."""
@@ -288,6 +288,11 @@ def connection_for(cfg: Config) -> Connection:
 
     info = server.start(cfg)
     return Connection(info.uri, info.user, info.password, cfg.neo4j_database)
+
+
+def boxed(statement: str, params: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A read statement and its parameters as sent: all of them in one map (cypher.boxed)."""
+    return cypher.boxed(statement), {cypher.BOXED: dict(params)}
 
 
 def vector_dir_for(cfg: Config) -> Path:
