@@ -114,11 +114,12 @@ class Matrix:
                 t = self.tags.index(filters["tag"])
                 tagged[self.tag_rows[self.tag_ptr[t] : self.tag_ptr[t + 1]]] = True
             both(tagged)
-        dated = self.dates != NO_DATE
-        if filters.get("since"):
-            both(dated & (self.dates >= str(filters["since"]).encode()))
-        if filters.get("until"):
-            both(dated & (self.dates <= str(filters["until"]).encode()))
+        if filters.get("since") or filters.get("until"):  # a scan of every row's date: only when one is asked for
+            dated = self.dates != NO_DATE
+            if filters.get("since"):
+                both(dated & (self.dates >= str(filters["since"]).encode()))
+            if filters.get("until"):
+                both(dated & (self.dates <= str(filters["until"]).encode()))
         return mask
 
 
