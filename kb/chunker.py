@@ -6,7 +6,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from kb.tokens import count_tokens
+from kb.tokens import count_tokens, count_tokens_above
 from kb.vault import FILENAME_DATE, Note
 
 WHOLE_NOTE_MAX = 1500
@@ -141,7 +141,7 @@ def chunk_note(note: Note) -> list[Chunk]:
     body = note.body.strip()
     if not body:
         return []
-    total = count_tokens(body)
+    total = count_tokens_above(body, WHOLE_NOTE_MAX)  # exact for a note kept whole
     raw: list[tuple[tuple[str, ...], str, int]]
     if total <= WHOLE_NOTE_MAX:
         raw = [((), body, total)]

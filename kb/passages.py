@@ -16,7 +16,7 @@ import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kb.tokens import count_tokens, encoding
+from kb.tokens import count_tokens_above, encoding
 
 PASSAGE_TOKENS = 150  # cl100k tokens; MiniLM's word pieces run ~1.3x that, so breadcrumb + passage fit 256
 STRIDE_TOKENS = 110  # the next window starts here: 40 tokens of overlap, so no sentence is only ever cut
@@ -47,7 +47,7 @@ def passage_hash(note_path: str, breadcrumb: str, text: str) -> str:
 def windows(text: str, size: int = PASSAGE_TOKENS, stride: int = STRIDE_TOKENS) -> list[str]:
     """The text whole when it fits `size` tokens, else word-aligned windows of at most `size` tokens every
     `stride` tokens; the last window ends at the text's end."""
-    if count_tokens(text) <= size:
+    if count_tokens_above(text, size) <= size:
         return [text]
     words = text.split()
     costs = [_word_cost(w) for w in words]

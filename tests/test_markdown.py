@@ -73,3 +73,17 @@ def test_a_body_without_a_possible_link_skips_the_inline_pass_and_reads_the_same
         md.may_link = full_pass
     assert [h.text for h in fast[0].headings] == ["A b c"] and fast[1].headings[0].text == "quoted bold [[X]]"
     assert [lk.target for lk in fast[3].links] == ["pic.png", "n.md"]
+
+
+def test_embeds_and_tags_at_their_edges() -> None:
+    """A "!" right before the link makes an embed, tags follow any whitespace (tab, ideographic space), and
+    neither a link's text nor a tag glued to a word or inside code counts."""
+    s = parse_structure("a#b #c [[l|x]]!![[z]] ![[e]]\n#t\u3000#u\t#v `#w` [[a]]x#q [[#not-a-tag]]")
+    assert s.tags == ("c", "t", "u", "v")
+    assert [(lk.target, lk.embed) for lk in s.links] == [
+        ("l", False),
+        ("z", True),
+        ("e", True),
+        ("a", False),
+        ("", False),
+    ]

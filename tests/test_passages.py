@@ -32,3 +32,24 @@ def test_ids_and_hashes() -> None:
     assert embed_text("Notes/A.md", "A > Plan", "hi") == "Notes/A.md > Plan\nhi"
     assert embed_text("Notes/A.md", "A", "hi") == "Notes/A.md\nhi"
     assert passage_hash("Notes/A.md", "A", "hi") != passage_hash("Other/A.md", "A", "hi")  # a move re-embeds
+
+
+def test_a_text_of_more_words_than_the_limit_is_not_encoded_and_surely_exceeds_it() -> None:
+    """count_tokens_above skips the encoder only where every word being a token or more makes the answer sure."""
+    from kb.tokens import count_tokens_above
+
+    texts = [
+        "word " * 40,
+        "a, b. c; d! e? (f) [g] {h} - i",
+        "中文 句子 没有 空格 但 有 几个 词",
+        "x\n\n- y\n- z\n\n```\ncode\n```",
+        "1 22 333 4444 55555 666666 😀 👍🏽 é ü",
+        "\u3000".join(["wide"] * 30),
+    ]
+    for text in texts:
+        assert count_tokens(text) >= len(text.split())  # the bound it rests on
+        for limit in (3, len(text.split()) - 1, len(text.split()), count_tokens(text), count_tokens(text) + 5):
+            exact = count_tokens(text)
+            got = count_tokens_above(text, limit)
+            assert got == (limit + 1 if len(text.split()) > limit else exact)
+            assert (got > limit) == (exact > limit)
