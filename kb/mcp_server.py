@@ -56,6 +56,7 @@ from kb.sandbox import PublicStore, new_call_tag, retrying, set_call_tag
 from kb.search.hybrid import Filters, iso_date
 from kb.search.modes import run_search
 from kb.search.results import NoteResult, shown_score
+from kb.search.warm import warm_searches
 from kb.store import connection_for, vector_dir_for
 from kb.tokens import count_tokens, truncate_tokens
 
@@ -263,6 +264,17 @@ class KbTools:
                 self._embedder = make_embedder(self.cfg)
             return self._embedder
 
+    def warm(self) -> None:
+        """Connect, load the embedder and plan the search statements before the first call (in a thread at start:
+        the first search on a just-started server otherwise waits seconds for them)."""
+        try:
+            store, emb = self.store(), self.embedder()
+            with store.view():
+                if store.holds_chunks():
+                    warm_searches(store, emb)
+        except Exception:  # the first call meets the same failure and reports it
+            pass
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
@@ -467,6 +479,7 @@ def build_server(cfg: Config) -> tuple[MCPServer[Any], KbTools]:
 def serve(cfg: Config) -> None:
     """Serve kb over stdio until the client closes the connection."""
     server, tools = build_server(cfg)
+    threading.Thread(target=tools.warm, name="kb-warm", daemon=True).start()
     try:
         server.run("stdio")
     finally:

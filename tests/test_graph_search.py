@@ -346,3 +346,46 @@ def test_graph_search_embeds_the_question_once_beside_the_full_text_legs(built: 
     assert res.graph is not None and res.graph.lines and all(line.sim is not None for line in res.graph.lines)
     plain = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, CHAIN, filters=Filters(include_private=True))
     assert [line.text for line in res.graph.lines] == [line.text for line in plain.graph.lines]  # type: ignore[union-attr]
+
+
+def test_the_warm_up_sends_every_statement_a_search_sends(built: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kb db start` and the MCP server plan the search statements before the first question (kb.search.warm):
+    without loading a model, the warm-up sends every read statement that searches of several shapes send."""
+    from kb.search.warm import stand_in, warm_searches
+
+    sent: list[str] = []
+    for name in ("read", "read_maps"):
+        real = getattr(built, name)
+        monkeypatch.setattr(
+            built, name, lambda statement, _real=real, **params: sent.append(statement) or _real(statement, **params)
+        )
+    assert stand_in(built) is not None and stand_in(built).identity == EMB.identity  # type: ignore[union-attr]
+    assert warm_searches(built) > 0
+    warmed = set(sent)
+    sent.clear()
+    for question in ("What does Lumen Ledger charge now?", "Did we ever launch the mobile app?", CHAIN):
+        for mode in ("hybrid", "graph", "auto"):
+            run_search(built, EMB, question, mode=mode)
+    assert set(sent) - warmed == set()
+    assert len(warmed) >= 5
+
+
+def test_db_start_and_the_mcp_server_warm_up_and_a_failed_warm_up_only_warns(built: Store, tmp_path: Path) -> None:
+    """`kb db start` plans the searches on a graph holding a vault, and says why when it could not (the server
+    runs all the same); the MCP server's warm-up connects and loads the embedder before the first call."""
+    from kb.cli.db import _plan_searches
+    from kb.config import load_config
+    from kb.mcp_server import KbTools
+
+    assert _plan_searches(load_config())["searches_planned_s"] >= 0  # the example graph, through the CLI's config
+    unreachable = load_config(home=tmp_path, env={"NEO4J_URI": "bolt://127.0.0.1:1", "NEO4J_PASSWORD": "x"})
+    assert "cannot reach Neo4j" in _plan_searches(unreachable)["searches_not_planned"]
+    tools = KbTools(load_config())
+    try:
+        tools.warm()
+        assert tools._store is not None and tools._embedder is not None
+    finally:
+        tools.close()
+    broken = KbTools(unreachable)
+    broken.warm()  # the first call reports the failure, not the warm-up thread
+    assert broken._store is None
