@@ -389,3 +389,18 @@ def test_db_start_and_the_mcp_server_warm_up_and_a_failed_warm_up_only_warns(bui
     broken = KbTools(unreachable)
     broken.warm()  # the first call reports the failure, not the warm-up thread
     assert broken._store is None
+
+
+def test_a_chain_question_starts_from_more_of_the_top_notes_entities(built: Store) -> None:
+    """Lines start from 4 of the top notes' entities (more left the chunks holding the answer out of the budget);
+    a question naming a relationship ("who introduced") starts from 8: its answer is a line."""
+    cfg = GraphConfig()
+    index, ks, private = SearchIndex(built), KnowledgeStore(built), Filters(include_private=True)
+
+    def seeded(question: str) -> int:
+        report = graph_search(index, ks, EMB, question, filters=private).graph
+        assert report is not None
+        return sum(not e["named"] for e in report.entry_entities)
+
+    assert seeded("How many customers do we have now?") == cfg.seeds < cfg.chain_seeds
+    assert cfg.seeds < seeded(CHAIN) <= cfg.chain_seeds
