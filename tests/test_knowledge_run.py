@@ -12,6 +12,7 @@ from anthropic_standin import ChatStandIn
 from conftest import EXAMPLE_VAULT
 from knowledge_helpers import MODEL, replay, user_text, vault_chunks
 
+from kb import cypher
 from kb.errors import ConfigError
 from kb.extract.backends import AnthropicExtractor, OllamaExtractor
 from kb.extract.cache import ExtractionCache, cache_key
@@ -169,6 +170,9 @@ def test_schema_tables_and_quote_repair() -> None:
 
     assert get_args(models.EntityType) == tuple(ENTITY_TYPES) and len(ENTITY_TYPES) == 10
     assert get_args(models.RelType) == tuple(RELATIONSHIP_TYPES) and "RELATED_TO" in RELATIONSHIP_TYPES
+    assert cypher.LINK_TYPES == tuple(RELATIONSHIP_TYPES)  # graph search expands an entity's links by these types
+    with pytest.raises(ValueError, match="not a relationship type"):
+        cypher.create_relationships("MENTIONS")  # a link of another type would never be read
     assert get_args(models.Modality) == tuple(MODALITIES)
     text = "We closed the “seed round”  at\n$2.4M with Kestrel."
     assert find_exact('the "seed round" at $2.4M', text) == "the “seed round”  at\n$2.4M"
