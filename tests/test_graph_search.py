@@ -404,3 +404,31 @@ def test_a_chain_question_starts_from_more_of_the_top_notes_entities(built: Stor
 
     assert seeded("How many customers do we have now?") == cfg.seeds < cfg.chain_seeds
     assert cfg.seeds < seeded(CHAIN) <= cfg.chain_seeds
+
+
+def test_a_hub_found_only_in_the_top_notes_gives_its_claims_not_its_links(built: Store) -> None:
+    """Reading every link of the vault's most linked entities was most of graph search's time on a large graph;
+    a hub the question names still gives its strongest links."""
+    ks, index, private = KnowledgeStore(built), SearchIndex(built), Filters(include_private=True)
+    seen: list[dict[str, Any]] = []
+    read = ks.graph_context
+    ks.graph_context = lambda *a, **k: seen.append(read(*a, **k)) or seen[-1]  # type: ignore[method-assign]
+
+    def context(question: str) -> dict[str, Any]:
+        graph_search(index, ks, EMB, question, filters=private)
+        return seen[-1]
+
+    question = "How many customers do we have now?"
+    before = context(question)
+    linked = [s for s in before["seeds"] if any(h["entry"] == s["key"] for h in before["links"])]
+    assert linked, "the example vault's top notes name an entity with links"
+    hub = linked[0]
+    built.run("MATCH (e:Entity {key: $key}) SET e:HubEntity", key=hub["key"])
+    try:
+        after = context(question)
+        assert hub["key"] in [s["key"] for s in after["seeds"]]  # still a seed: its claims are read
+        assert not any(h["entry"] == hub["key"] for h in after["links"])
+        named = context(f"What does {hub['name']} do?")
+        assert any(h["entry"] == hub["key"] for h in named["links"])
+    finally:
+        built.run("MATCH (e:Entity {key: $key}) REMOVE e:HubEntity", key=hub["key"])
