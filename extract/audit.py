@@ -12,8 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from kb.extract.backends import Extractor
 from kb.extract.cache import ExtractionCache, cache_key
 from kb.extract.errors import ExtractError, FatalExtractError
-from kb.extract.models import RelType, json_schema
+from kb.extract.models import json_schema
 from kb.extract.schema import RELATIONSHIP_TYPES
+from kb.vocabulary import RelType
 
 AUDIT_VERSION = "kb-audit-2026-11-29.1"
 RETYPE_VERSION = "kb-retype-2026-11-29.1"

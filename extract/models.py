@@ -7,41 +7,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-# Spelled out for the type checker; a test checks they equal the tables in extract/schema.py.
+from kb.vocabulary import RelType
+
+# Spelled out for the type checker; a test checks they (and kb.vocabulary's RelType) equal extract/schema.py's tables.
 EntityType = Literal[
     "Person", "Organization", "Product", "Project", "Concept", "Event", "Location", "Document", "Decision", "Lesson"
-]
-RelType = Literal[
-    "WORKS_AT",
-    "HAS_ROLE_IN",
-    "FOUNDED",
-    "INTRODUCED",
-    "ADVISES",
-    "INVESTED_IN",
-    "CLIENT_OF",
-    "PARTNER_OF",
-    "SUPPLIES",
-    "COMPETES_WITH",
-    "POSITIONED_AGAINST",
-    "BUILT",
-    "OWNS",
-    "USES",
-    "PART_OF",
-    "RENAMED_TO",
-    "REPLACED_BY",
-    "DECIDED",
-    "LED_TO",
-    "CAUSED",
-    "LEARNED_FROM",
-    "EVIDENCED_BY",
-    "ATTENDED",
-    "HELD_AT",
-    "LOCATED_IN",
-    "HIRED",
-    "FUNDED",
-    "MENTIONS_METRIC",
-    "CONFLICTS_WITH",
-    "RELATED_TO",
 ]
 Modality = Literal["fact", "reported", "plan", "opinion", "hypothetical", "ai_suggestion"]
 DATE = r"^\d{4}(-\d{2}(-\d{2})?)?$"

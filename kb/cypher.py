@@ -6,6 +6,8 @@ import functools
 import json
 import re
 
+from kb.vocabulary import LINK_TYPES
+
 SCHEMA_VERSION = 5  # 4: passages inside chunks (every note is parsed again once to derive them); 5: their search text
 FULLTEXT_INDEX = "chunk_text"
 VECTOR_INDEX = "chunk_embedding"  # chunks of public notes
@@ -724,41 +726,6 @@ def create_mentions() -> str:
     )
 
 
-# The relationship types the knowledge layer writes between entities: extract/schema.py's closed list, spelled out
-# for the store (core), which expands an entity's links by type and so skips its ABOUT and MENTIONS (graph context:
-# 17% fewer database hits on the shared vault, more on a large one); a test checks they equal.
-LINK_TYPES = (
-    "WORKS_AT",
-    "HAS_ROLE_IN",
-    "FOUNDED",
-    "INTRODUCED",
-    "ADVISES",
-    "INVESTED_IN",
-    "CLIENT_OF",
-    "PARTNER_OF",
-    "SUPPLIES",
-    "COMPETES_WITH",
-    "POSITIONED_AGAINST",
-    "BUILT",
-    "OWNS",
-    "USES",
-    "PART_OF",
-    "RENAMED_TO",
-    "REPLACED_BY",
-    "DECIDED",
-    "LED_TO",
-    "CAUSED",
-    "LEARNED_FROM",
-    "EVIDENCED_BY",
-    "ATTENDED",
-    "HELD_AT",
-    "LOCATED_IN",
-    "HIRED",
-    "FUNDED",
-    "MENTIONS_METRIC",
-    "CONFLICTS_WITH",
-    "RELATED_TO",
-)
 _LINKS = "|".join(LINK_TYPES)
 
 

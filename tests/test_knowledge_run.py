@@ -169,7 +169,9 @@ def test_schema_tables_and_quote_repair() -> None:
     from kb.extract import models
 
     assert get_args(models.EntityType) == tuple(ENTITY_TYPES) and len(ENTITY_TYPES) == 10
-    assert get_args(models.RelType) == tuple(RELATIONSHIP_TYPES) and "RELATED_TO" in RELATIONSHIP_TYPES
+    assert (
+        get_args(models.RelType) == tuple(RELATIONSHIP_TYPES) and "RELATED_TO" in RELATIONSHIP_TYPES
+    )  # kb.vocabulary's
     assert cypher.LINK_TYPES == tuple(RELATIONSHIP_TYPES)  # graph search expands an entity's links by these types
     with pytest.raises(ValueError, match="not a relationship type"):
         cypher.create_relationships("MENTIONS")  # a link of another type would never be read
