@@ -1,7 +1,7 @@
 """Plan kb's search statements before the first question. Neo4j plans a statement the first time it sees it and
-keeps the plan until the server stops; on a just-started server the first graph search took about 5 s, the next
-0.25 s (the shared vault). Reads pass their parameters in one map (kb.cypher.boxed), so one run plans each
-statement for every later question."""
+keeps the plan until the server stops (or its cache evicts it); on a just-started server the first graph search
+took about 5 s, the next 0.25 s (the shared vault). Reads pass their parameters in one map (kb.cypher.boxed), so
+one run plans each statement for every later question."""
 
 from __future__ import annotations
 
