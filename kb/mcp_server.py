@@ -270,8 +270,7 @@ class KbTools:
         try:
             store, emb = self.store(), self.embedder()
             with store.view():
-                if store.holds_chunks():
-                    warm_searches(store, emb)
+                warm_searches(store, emb)
         except Exception:  # the first call meets the same failure and reports it
             pass
 

@@ -47,9 +47,12 @@ def stand_in(store: Store) -> Embedder | None:
     return FixedVector(str(identity), str(identity), int(size))
 
 
-def warm_searches(store: Store, embedder: Embedder | None = None) -> float:
+def warm_searches(store: Store, embedder: Embedder | None = None) -> float | None:
     """Run one graph search (hybrid search runs under it) so the server plans their statements; the seconds it
-    took. Without `embedder`, the stand-in for the graph's (none before vectors exist: full-text only)."""
+    took, or None for a graph that holds no vault yet (nothing to search). Without `embedder`, the stand-in for the
+    graph's (none before vectors exist: full-text only)."""
+    if not store.holds_chunks():
+        return None
     t0 = time.perf_counter()
     run_search(store, embedder or stand_in(store), WARM_QUESTION, mode="graph", k=20)
     return time.perf_counter() - t0

@@ -27,3 +27,11 @@ def test_graph_mode_on_a_graph_with_no_extraction(
         data = json.loads(result.output)
         assert [r["path"] for r in data["results"]] == [r["path"] for r in hybrid["results"]]
         assert data.get("graph", {}).get("lines", []) == []
+
+
+def test_the_warm_up_searches_nothing_in_an_empty_graph(store: Store) -> None:
+    """`kb db start` on a server that holds no vault yet plans nothing (its full-text indexes may not exist)."""
+    from kb.search.warm import warm_searches
+
+    assert not store.holds_chunks()
+    assert warm_searches(store) is None

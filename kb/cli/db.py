@@ -58,9 +58,8 @@ def _plan_searches(cfg: Config) -> dict[str, Any]:
 
     try:
         with store(cfg) as st:
-            if not st.holds_chunks():
-                return {}
-            return {"searches_planned_s": round(warm_searches(st), 2)}
+            took = warm_searches(st)
+        return {} if took is None else {"searches_planned_s": round(took, 2)}
     except Exception as exc:  # the server runs: a failed warm-up leaves the planning to the first search
         return {"searches_not_planned": f"{type(exc).__name__}: {str(exc)[:200]} (the first search plans them)"}
 
