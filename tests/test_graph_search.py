@@ -14,8 +14,10 @@ from click.testing import CliRunner
 from conftest import example_graph
 
 from kb.cli import cli
+from kb.embed import line_floor
+from kb.embed.ollama import OllamaEmbedder
 from kb.embed.onnx import OnnxEmbedder
-from kb.search.graph import PRESETS, GraphConfig, _told_apart, _unrepeated, graph_search, implied_types
+from kb.search.graph import PRESETS, GraphConfig, _told_apart, _unrepeated, graph_search, implied_types, trim
 from kb.search.hybrid import Filters, hybrid_search
 from kb.search.lines import Line
 from kb.search.modes import run_search
@@ -89,6 +91,49 @@ def test_deterministic_and_trim_measured(built: Store) -> None:
     ).to_json()
     assert runs[0]["graph"]["dropped_by_trim"] > 0 and untrimmed["graph"]["dropped_by_trim"] == 0
     assert runs[0]["graph"]["tokens"] <= 0.4 * 8000
+
+
+def test_lines_below_the_floor_are_dropped_but_named_links_stay() -> None:
+    def line(text: str, sim: float | None, kind: str = "claim", pinned: bool = False) -> Line:
+        return Line(kind, text, "A.md", "2024-01-01", pinned, sim=sim)
+
+    lines = [
+        line("named link, far", 0.50, "link", pinned=True),
+        line("asked timeline, far", 0.55, pinned=True),
+        line("asked timeline, near", 0.70, pinned=True),
+        line("seed link, far", 0.59, "link"),
+        line("claim, near", 0.66),
+        line("claim without a vector", None),
+    ]
+    kept, dropped = trim(lines, True, GraphConfig(), floor=0.60)
+    assert [ln.text for ln in kept] == [
+        "named link, far",
+        "asked timeline, near",
+        "claim, near",
+    ]
+    assert dropped == 3
+    assert len(trim(lines, True, GraphConfig())[0]) == 5  # no floor: only the line without a vector is trimmed
+    assert len(trim(lines, True, PRESETS["no-trim"], floor=0.60)[0]) == 6
+
+
+def test_line_floor_is_the_embedders_measured_one() -> None:
+    assert line_floor(EMB) == 0.60
+    assert line_floor(OllamaEmbedder("bge-m3", "http://127.0.0.1:9")) == 0.0  # not measured: no floor
+    assert line_floor(None) == 0.0
+
+
+def test_line_floor_applies_only_to_a_language_the_embedder_reads(built: Store) -> None:
+    """An English-trained model's similarities for a German question are all low: its lines are not floored."""
+    german = "Wer hat den Investor vorgestellt, der die Seed-Runde angeführt hat?"
+    args = (SearchIndex(built), KnowledgeStore(built), EMB, german)
+    high = graph_search(*args, replace(GraphConfig(), line_floor=0.99)).to_json()
+    none = graph_search(*args, replace(GraphConfig(), line_floor=0.0)).to_json()
+    assert texts(high) and texts(high) == texts(none)
+    english = (SearchIndex(built), KnowledgeStore(built), EMB, "What did the Lisbon office plan lead to?")
+    floored = graph_search(*english, replace(GraphConfig(), line_floor=0.99)).to_json()
+    free = graph_search(*english, replace(GraphConfig(), line_floor=0.0)).to_json()
+    assert texts(free) and len(texts(floored)) < len(texts(free))
+    assert graph_search(*english).to_json()["graph"]["config"]["line_floor"] == 0.60
 
 
 def test_router_rules() -> None:

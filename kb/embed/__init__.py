@@ -56,6 +56,18 @@ def vector_languages(embedder: Embedder | None) -> tuple[str, ...]:
     return ("en",)
 
 
+# the similarity to a question (Neo4j's cosine scale, 0..1) below which a graph line is about something else, per
+# model, where it was measured (search/graph.py GraphConfig.line_floor); a model not listed gets no floor
+LINE_FLOORS = {"all-MiniLM-L6-v2-int8": 0.60}
+
+
+def line_floor(embedder: Embedder | None) -> float:
+    """The embedder's measured floor for graph lines (LINE_FLOORS), 0.0 (none) for a model not measured."""
+    if embedder is None:
+        return 0.0
+    return LINE_FLOORS.get(embedder.model_name, 0.0)
+
+
 def make_embedder(cfg: Config) -> Embedder:
     """The configured embedder: `ollama:MODEL` or `onnx:minilm`."""
     backend, _, model = cfg.embedder.partition(":")
