@@ -1,7 +1,11 @@
 """Current value first: when a question asks about an attribute of an entity it names and the graph holds a
 history for it (superseded values, plans, suggestions), the notes that state the value valid now (or at the end
 of the period the question names, or on --as-of) move to the top of the ranking. Also claims as they stood on
-a day (--as-of) and only the claims that still stand (--current)."""
+a day (--as-of) and only the claims that still stand (--current).
+
+Measured and not used: when the entity is the vault's owner read from "we" (not named), leading by stems only, not by
+line vectors (the owner's hundreds of timelines put some attribute near any question). Graph mode on the project's
+23 sets over the shared vault: MRR 0.733 -> 0.733 (9 questions won, 5 lost), current-first unchanged."""
 
 from __future__ import annotations
 
