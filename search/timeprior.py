@@ -28,7 +28,9 @@ Measured and not used (graph mode, the project's 23 sets over the shared vault, 
 we promised ... Did we deliver?": the premise's time, the outcome comes after) read as no period, newer notes first:
 MRR 0.725 (5 questions won, 17 lost), current-first 0.728; read with days after the period counting as inside it:
 MRR 0.734 (4 won, 4 lost), current-first 0.728. The period prior itself earns its place: without it for period
-questions MRR 0.719 (24 won, 49 lost), current-first 0.711; at half weight 0.724 and 0.708."""
+questions MRR 0.719 (24 won, 49 lost), current-first 0.711; at half weight 0.724 and 0.708. Nor is the prior kept
+for questions whose ranked notes' relevant claims disagree (a replaced value, a plan, another value): MRR 0.726 (11
+won, 19 lost), current-first 0.718 (2 won, 7 lost); the newer note often wins with no disputed claim in sight."""
 
 from __future__ import annotations
 
