@@ -209,7 +209,7 @@ def test_search_cli_auto_says_why(built: Store) -> None:
 
 
 def test_notes_with_the_current_value_go_first(built: Store) -> None:
-    question = "How has Lumen Ledger's customer count changed over time?"
+    question = "How many customers does Lumen Ledger have these days?"
     private = Filters(include_private=True)
     graph = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, question, filters=private).to_json()
     plain = graph_search(
@@ -223,6 +223,24 @@ def test_notes_with_the_current_value_go_first(built: Store) -> None:
     assert current and f"[{top['path']}," in " ".join(current), (top["path"], current)
     assert [r["rank"] for r in graph["results"]] == list(range(1, len(graph["results"]) + 1))
     assert len(graph["results"]) == len(hybrid["results"])
+
+
+def test_a_change_question_keeps_hybrids_order_and_gets_the_whole_timeline(built: Store) -> None:
+    """How something changed: the timeline in the lines is the answer; no note is moved to the top for it."""
+    question = "How has Lumen Ledger's customer count changed over time?"
+    private = Filters(include_private=True)
+    graph = graph_search(SearchIndex(built), KnowledgeStore(built), EMB, question, filters=private).to_json()
+    hybrid = run_search(built, EMB, question, "hybrid", filters=private).to_json()
+    assert graph["question"]["intent"] == "change"
+    assert [r["path"] for r in graph["results"]] == [r["path"] for r in hybrid["results"]]
+    assert not graph["graph"]["reranked"] and not any(r.get("promoted") for r in graph["results"])
+    assert any("hybrid's order kept" in rule for rule in graph["question"]["rules"])
+    timeline = [t for t in texts(graph) if "customer_count" in t]
+    assert any("(CURRENT" in t for t in timeline) and any("superseded by" in t for t in timeline)
+    as_of = graph_search(
+        SearchIndex(built), KnowledgeStore(built), EMB, question, filters=private, as_of="2026-12-01"
+    ).to_json()
+    assert as_of["results"][0].get("promoted")  # as of a day, the value current then still comes first
 
 
 def test_the_chunks_claims_come_in_the_same_read(built: Store) -> None:
