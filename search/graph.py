@@ -225,8 +225,8 @@ def graph_search(
     # the history of what a question names is its answer: not capped
     per_timeline = cfg.max_claims if named and q.intent == "change" else cfg.per_timeline
     lines = in_date_range(_lines(ctx, entry, types, private, cfg.max_claims, per_timeline), filters)
-    floor = cfg.line_floor if q.lang in (cfg.vector_languages or ()) else 0.0
-    kept, dropped = trim(lines, qvec is not None, cfg, floor or 0.0)
+    floor = (cfg.line_floor or 0.0) if q.lang in (cfg.vector_languages or ()) else 0.0
+    kept, dropped = trim(lines, qvec is not None, cfg, floor)
     # the timeline a change question asks about is its answer: kept whole
     kept, repeated = _unrepeated(kept, base.notes, cfg, _told_apart(lines), whole_timelines=q.intent == "change")
     # a value is lifted only for an entity the question names: lifting by the top notes' entities moved the

@@ -198,8 +198,8 @@ class Question:
         return [r.reading() for r in self.ranges]
 
     def asks_for_state(self) -> bool:
-        """A question the claim-aware re-ranking serves: a value (not one of a past event), a change, whether
-        something happened."""
+        """A question about a state: a value (not one of a past event), a change, whether something happened. Graph
+        search re-ranks all but a change, whose timeline in the lines is its answer (a change only with --as-of)."""
         return self.intent in ("change", "happened") or (self.intent == "value" and not self.past_event)
 
 

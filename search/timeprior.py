@@ -1,9 +1,10 @@
-"""The time prior: for a question about a state (a value, a change, whether something happened), the first notes
-of the ranking are re-ordered by reciprocal rank over two lists, the ranking itself and the notes ordered by how
-near their dates lie to the time asked. A question about now (or with no period) puts newer notes first, by the
-later of the note's date and its `updated` date (a living page edited last month speaks for last month); a question
-naming a period puts first the notes written in it, then those written after it (a board update in October reports
-the third quarter), and last those written before it (a note cannot record what had not happened yet).
+"""The time prior: for a question about a state (a value, whether something happened; how something changed only
+with --as-of, see search/graph.py), the first notes of the ranking are re-ordered by reciprocal rank over two lists,
+the ranking itself and the notes ordered by how near their dates lie to the time asked. A question about now (or
+with no period) puts newer notes first, by the later of the note's date and its `updated` date (a living page edited
+last month speaks for last month); a question naming a period puts first the notes written in it, then those
+written after it (a board update in October reports the third quarter), and last those written before it (a note
+cannot record what had not happened yet).
 
 It reads only the dates of the ranked notes, in any language the question rules read, and runs on hybrid's order
 before the claim-aware re-ranking, whose promotions and demotions then stand. Measured on the project's 14 sets
@@ -86,7 +87,7 @@ def date_keys(notes: list[NoteResult], q: Question, as_of: str | None, prior: Ti
     if period is not None:
         dists = [distance(n, period.start, period.end, prior) for n in notes]
         return [d if d is not None else float("inf") for d in dists]
-    if q.now or as_of or q.intent in ("happened", "change"):
+    if q.now or as_of or q.intent == "happened":
         days = [latest(n, as_of) for n in notes]
         return [-d.toordinal() if d else float("inf") for d in days]
     return None
@@ -109,6 +110,6 @@ def time_reading(q: Question, as_of: str | None) -> str | None:
     period = q.period
     if period is not None:
         return f"time: notes written in {period.start}..{period.end}, then just after it, first"
-    if q.now or as_of or q.intent in ("happened", "change"):
+    if q.now or as_of or q.intent == "happened":
         return "time: newer notes first" + (f" (up to {as_of})" if as_of else "")
     return None
