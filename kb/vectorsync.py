@@ -55,6 +55,7 @@ def sync(
     if root is None:
         return Synced(None)
     if not changed and held and (kept := vectorfile.load(root, held)) is not None:
+        vectorfile.ensure_codes(root, held)
         store.set_meta(vectorfile.META_KEY, {"stamp": held})
         return Synced(held, len(kept))
     meta = store.get_meta(vectorfile.META_KEY)
@@ -70,6 +71,8 @@ def sync(
         vectors, read_back = _assemble(store, listing, fresh or {}, previous, bars)
         vectorfile.write(root, stamp, str(identity), listing, vectors)
         written = True
+    else:
+        vectorfile.ensure_codes(root, stamp)
     store.set_meta(vectorfile.META_KEY, {"stamp": stamp, "written": stamp})
     return Synced(stamp, len(listing), written, read_back)
 

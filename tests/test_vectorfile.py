@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -281,3 +282,66 @@ def test_a_new_embedder_never_reuses_the_last_generation(filed: Store, example_v
     got, want = SearchIndex(filed).vector(vec, 20), neo4j_rows(filed, vec, 20)
     assert [r["passage"] for r in got] == [r["passage"] for r in want]
     assert [r["score"] for r in got] == pytest.approx([r["score"] for r in want], abs=1e-6)
+
+
+def test_the_int8_shortlist_answers_as_the_exact_scan(
+    filed: Store, example_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above SHORTLIST_MIN rows the file ranks rows by int8 codes and scores a shortlist exactly; on the example
+    vault's real vectors (the shortlist cut to 3x the rows asked for, 12 at least, so it really cuts) every answer
+    is the exact scan's, with and without filters."""
+    build(filed, example_vault)
+    matrix = SearchIndex(filed).matrix()
+    assert matrix is not None and matrix.codes is not None and matrix.codes.shape == matrix.vectors.T.shape
+    assert len(matrix) > 60
+    exact = dataclasses.replace(matrix, codes=None, scales=None)
+    monkeypatch.setattr(vectorfile, "SHORTLIST_MIN", 0)
+    monkeypatch.setattr(vectorfile, "SHORTLIST_FACTOR", 3)
+    monkeypatch.setattr(vectorfile, "SHORTLIST_FLOOR", 12)
+    shortlisted: list[int] = []
+    real = vectorfile.Matrix.shortlist
+
+    def counted(self: vectorfile.Matrix, *args: Any) -> Any:
+        rows = real(self, *args)
+        shortlisted.append(len(self) if rows is None else len(rows))
+        return rows
+
+    monkeypatch.setattr(vectorfile.Matrix, "shortlist", counted)
+    questions = (*QUESTIONS, "Mira Havel", "what did the client pay per seat", "Tromsø horses")
+    for q in questions:
+        vec = EMB.embed_query(q)
+        for filters in ({}, {"folder": "People"}, {"since": "2024-01-01"}):
+            for limit in (4, 10):
+                got, want = matrix.nearest(vec, limit, filters), exact.nearest(vec, limit, filters)
+                assert [r["passage"] for r in got] == [r["passage"] for r in want], (q, filters, limit)
+                # the same dot products, summed by another BLAS kernel (a few rows, not all): equal to 1e-7
+                assert [r["score"] for r in got] == pytest.approx([r["score"] for r in want], abs=1e-7)
+    assert min(shortlisted) < len(matrix) / 2  # it did cut: most rows were never scored exactly
+
+
+def test_a_generation_without_codes_is_scanned_whole_and_a_refresh_gives_it_codes(
+    filed: Store, example_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vector file written before the int8 codes existed is still read (exactly, every row); the next refresh,
+    writing nothing else, adds its codes, and the answers stay the same."""
+    build(filed, example_vault)
+    root, stamp = filed.vector_dir, filed.get_meta(vectorfile.META_KEY)["stamp"]
+    assert root is not None
+    vecs = [EMB.embed_query(q) for q in QUESTIONS]
+    before = [SearchIndex(filed).vector(v, 20) for v in vecs]
+    for name in ("codes.npy", "scales.npy"):
+        (root / stamp / name).unlink()
+    vectorfile._loaded.clear()
+    monkeypatch.setattr(vectorfile, "SHORTLIST_MIN", 0)
+    old = SearchIndex(filed).matrix()
+    assert old is not None and old.codes is None
+    assert [SearchIndex(filed).vector(v, 20) for v in vecs] == before
+    _, synced = build(filed, example_vault)
+    assert not synced["written"] and synced["stamp"] == stamp
+    new = SearchIndex(filed).matrix()
+    assert new is not None and new.codes is not None
+    assert [SearchIndex(filed).vector(v, 20) for v in vecs] == before
+    (root / stamp / "codes.npy").write_bytes(np.save.__doc__.encode()[:64])  # damaged: read as absent
+    vectorfile._loaded.clear()
+    damaged = SearchIndex(filed).matrix()
+    assert damaged is not None and damaged.codes is None
