@@ -1,7 +1,13 @@
-"""Plan kb's search statements before the first question. Neo4j plans a statement the first time it sees it and
+"""Warm the server for searching before the first question. Neo4j plans a statement the first time it sees it and
 keeps the plan until the server stops (or its cache evicts it); on a just-started server the first graph search
 took about 5 s, the next 0.25 s (the shared vault). Reads pass their parameters in one map (kb.cypher.boxed), so
-one run plans each statement for every later question."""
+one run plans each statement for every later question.
+
+Planned is not yet fast: the server compiles its hot code paths (the full-text and Cypher runtimes) while it
+serves, on the same cores. At 13,284 notes the first 50 varied questions after a start took 80 ms (p50) with the
+planning search alone, 47-60 ms after 20 to 150 more searches on the vault's own words, and about 30 ms on a server
+that had served for a while (bench/search_latency.py). So the warm-up also runs up to WARM_SEARCHES such searches,
+within WARM_BUDGET_S."""
 
 from __future__ import annotations
 
@@ -10,12 +16,17 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kb import cypher
 from kb.embed import Embedder
 from kb.search.modes import run_search
 from kb.store import Store
 
 # a state question: graph search reads claims, timelines and the re-ranking's chunk claims for it
 WARM_QUESTION = "What is the current plan, and what did we decide about it?"
+WARM_SEARCHES = 60  # searches on the vault's own words after the planning one
+WARM_BUDGET_S = 6.0  # and no more time than this for them
+GRAPH_EVERY = 4  # every 4th of them in graph mode (hybrid runs under it)
+PHRASE_WORDS = 6
 
 
 @dataclass
@@ -38,6 +49,14 @@ class FixedVector:
         return [1.0 / math.sqrt(self.size)] * self.size
 
 
+@dataclass(frozen=True)
+class Warmed:
+    """What a warm-up ran: searches (the planning one included) and the seconds they took."""
+
+    searches: int
+    seconds: float
+
+
 def stand_in(store: Store) -> Embedder | None:
     """A FixedVector for the embedder that built the graph's vectors, or None before any was written."""
     meta = store.get_meta("embedder")
@@ -47,12 +66,39 @@ def stand_in(store: Store) -> Embedder | None:
     return FixedVector(str(identity), str(identity), int(size))
 
 
-def warm_searches(store: Store, embedder: Embedder | None = None) -> float | None:
-    """Run one graph search (hybrid search runs under it) so the server plans their statements; the seconds it
-    took, or None for a graph that holds no vault yet (nothing to search). Without `embedder`, the stand-in for the
-    graph's (none before vectors exist: full-text only)."""
+def phrases(texts: Sequence[str], words: int = PHRASE_WORDS) -> list[str]:
+    """One phrase of `words` words from each text (its alphabetic words, from a place that moves with the text's
+    position), so the warm-up's questions meet the vault's own terms; texts without such words give none."""
+    out = []
+    for i, text in enumerate(texts):
+        found = [w for w in text.split() if w.isalpha()]
+        if found:
+            start = (i * 7) % max(1, len(found) - words + 1)
+            out.append(" ".join(found[start : start + words]))
+    return out
+
+
+def warm_searches(
+    store: Store,
+    embedder: Embedder | None = None,
+    count: int = WARM_SEARCHES,
+    budget_s: float = WARM_BUDGET_S,
+) -> Warmed | None:
+    """Run one graph search (hybrid search runs under it) so the server plans their statements, then up to `count`
+    searches on phrases of the vault's first chunks while `budget_s` lasts; None for a graph that holds no vault yet
+    (nothing to search). `embedder` reads the planning question (default: the stand-in for the graph's; none before
+    vectors exist: full-text only); the stand-in reads the rest, so no model reads 60 questions."""
     if not store.holds_chunks():
         return None
     t0 = time.perf_counter()
-    run_search(store, embedder or stand_in(store), WARM_QUESTION, mode="graph", k=20)
-    return time.perf_counter() - t0
+    fixed = stand_in(store)
+    run_search(store, embedder or fixed, WARM_QUESTION, mode="graph", k=20)
+    done, t1 = 1, time.perf_counter()
+    texts = [str(r["text"] or "") for r in store.read(cypher.chunk_sample(), skip=0, limit=count)] if count else []
+    for i, phrase in enumerate(phrases(texts)):
+        if time.perf_counter() - t1 > budget_s:
+            break
+        graph = i % GRAPH_EVERY == GRAPH_EVERY - 1
+        run_search(store, fixed if graph else None, phrase, mode="graph" if graph else "hybrid", k=20)
+        done += 1
+    return Warmed(done, time.perf_counter() - t0)

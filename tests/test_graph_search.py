@@ -424,7 +424,7 @@ def test_the_warm_up_sends_every_statement_a_search_sends(built: Store, monkeypa
         )
     assert stand_in(built) is not None and stand_in(built).identity == EMB.identity  # type: ignore[union-attr]
     took = warm_searches(built)
-    assert took is not None and took > 0
+    assert took is not None and took.seconds > 0 and took.searches > 1  # planned, then warmed on the vault's words
     warmed = set(sent)
     sent.clear()
     for question in ("What does Lumen Ledger charge now?", "Did we ever launch the mobile app?", CHAIN):
@@ -434,6 +434,35 @@ def test_the_warm_up_sends_every_statement_a_search_sends(built: Store, monkeypa
     assert len(warmed) >= 5
 
 
+def test_the_warm_up_searches_the_vaults_own_words_within_its_count_and_budget(built: Store) -> None:
+    """After the planning search, the warm-up runs searches on phrases of the vault's first chunks (a cold server
+    is slow until it has served a while: kb.search.warm), at most `count`, and none once `budget_s` is spent."""
+    from kb.search import warm
+
+    asked: list[str] = []
+    real = warm.run_search
+
+    def counted(store: Store, embedder: object, question: str, **kw: object) -> object:
+        asked.append(question)
+        return real(store, embedder, question, **kw)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(warm, "run_search", counted)
+        warmed = warm.warm_searches(built, count=5)
+        assert warmed is not None and warmed.searches == 6
+        assert asked[0] == warm.WARM_QUESTION and len(set(asked[1:])) == 5
+        texts = [r["text"] for r in built.read("MATCH (c:Chunk) RETURN c.text AS text ORDER BY c.id LIMIT 5")]
+        words = {w for t in texts for w in t.split()}
+        assert all(set(p.split()) <= words for p in asked[1:])  # the vault's own words
+        asked.clear()
+        spent = warm.warm_searches(built, count=5, budget_s=0)
+        assert spent is not None and spent.searches == 1 and len(asked) == 1
+    assert warm.phrases(["one two three four five six seven eight", "", "12 34", "alpha beta"], words=3) == [
+        "one two three",
+        "alpha beta",
+    ]
+
+
 def test_db_start_and_the_mcp_server_warm_up_and_a_failed_warm_up_only_warns(built: Store, tmp_path: Path) -> None:
     """`kb db start` plans the searches on a graph holding a vault, and says why when it could not (the server
     runs all the same); the MCP server's warm-up connects and loads the embedder before the first call."""
@@ -441,7 +470,9 @@ def test_db_start_and_the_mcp_server_warm_up_and_a_failed_warm_up_only_warns(bui
     from kb.config import load_config
     from kb.mcp_server import KbTools
 
-    assert _plan_searches(load_config())["searches_planned_s"] >= 0  # the example graph, through the CLI's config
+    planned = _plan_searches(load_config())
+    # the example graph, through the CLI's config
+    assert planned["searches_planned_s"] >= 0 and planned["warm_searches"] > 1
     unreachable = load_config(home=tmp_path, env={"NEO4J_URI": "bolt://127.0.0.1:1", "NEO4J_PASSWORD": "x"})
     assert "cannot reach Neo4j" in _plan_searches(unreachable)["searches_not_planned"]
     tools = KbTools(load_config())

@@ -42,7 +42,10 @@ def start(as_json: bool) -> None:
         return
     click.echo(f"Neo4j is running at {info.uri} (pid {info.pid}).")
     if "searches_planned_s" in planned:
-        click.echo(f"Search is ready: its statements were planned in {planned['searches_planned_s']} s.")
+        click.echo(
+            f"Search is ready: {planned['warm_searches']} searches planned its statements and warmed the server "
+            f"in {planned['searches_planned_s']} s."
+        )
     elif "searches_not_planned" in planned:
         click.echo(f"Warning: {planned['searches_not_planned']}", err=True)
     click.echo(
@@ -52,14 +55,16 @@ def start(as_json: bool) -> None:
 
 
 def _plan_searches(cfg: Config) -> dict[str, Any]:
-    """Run one search on the started server so the first question does not wait for the statements' plans
-    (about 5 s on a just-started server); nothing for a graph that holds no vault yet."""
+    """Run searches on the started server so the first question does not wait for the statements' plans (about
+    5 s on a just-started server) nor meet a cold server (kb.search.warm); nothing for a graph without a vault."""
     from kb.search.warm import warm_searches
 
     try:
         with store(cfg) as st:
-            took = warm_searches(st)
-        return {} if took is None else {"searches_planned_s": round(took, 2)}
+            warmed = warm_searches(st)
+        if warmed is None:
+            return {}
+        return {"searches_planned_s": round(warmed.seconds, 2), "warm_searches": warmed.searches}
     except Exception as exc:  # the server runs: a failed warm-up leaves the planning to the first search
         return {"searches_not_planned": f"{type(exc).__name__}: {str(exc)[:200]} (the first search plans them)"}
 
