@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kb import cypher
 from kb.embed import Embedder
+from kb.search.hybrid import Filters
 from kb.search.modes import run_search
 from kb.store import Store
 
@@ -27,6 +29,7 @@ WARM_SEARCHES = 60  # searches on the vault's own words after the planning one
 WARM_BUDGET_S = 6.0  # and no more time than this for them
 GRAPH_EVERY = 4  # every 4th of them in graph mode (hybrid runs under it)
 PHRASE_WORDS = 6
+SINCE = "2000-01-01"  # a date filter nearly every dated chunk passes
 
 
 @dataclass
@@ -69,13 +72,27 @@ def stand_in(store: Store) -> Embedder | None:
 def phrases(texts: Sequence[str], words: int = PHRASE_WORDS) -> list[str]:
     """One phrase of `words` words from each text (its alphabetic words, from a place that moves with the text's
     position), so the warm-up's questions meet the vault's own terms; texts without such words give none."""
-    out = []
-    for i, text in enumerate(texts):
-        found = [w for w in text.split() if w.isalpha()]
-        if found:
-            start = (i * 7) % max(1, len(found) - words + 1)
-            out.append(" ".join(found[start : start + words]))
-    return out
+    return [p for p in (_phrase(i, t, words) for i, t in enumerate(texts)) if p]
+
+
+def _phrase(i: int, text: str, words: int) -> str:
+    found = [w for w in text.split() if w.isalpha()]
+    start = (i * 7) % max(1, len(found) - words + 1)
+    return " ".join(found[start : start + words])
+
+
+def variant(i: int, row: Mapping[str, Any]) -> tuple[str, Filters]:
+    """The mode and filters of the i-th warm search on a chunk `row` (its folder and tags): every path a search
+    takes gets warm, filtered ones too (a folder, a tag or a date range is another full-text query and mask)."""
+    mode = "graph" if i % GRAPH_EVERY == GRAPH_EVERY - 1 else "hybrid"
+    folder, tags = str(row.get("folder") or ""), list(row.get("tags") or [])
+    if i % 6 == 1 and folder:
+        return mode, Filters(folder=folder.split("/")[0])
+    if i % 6 == 3 and tags:
+        return mode, Filters(tag=str(tags[0]))
+    if i % 6 == 5:
+        return mode, Filters(since=SINCE)
+    return mode, Filters()
 
 
 def warm_searches(
@@ -85,20 +102,24 @@ def warm_searches(
     budget_s: float = WARM_BUDGET_S,
 ) -> Warmed | None:
     """Run one graph search (hybrid search runs under it) so the server plans their statements, then up to `count`
-    searches on phrases of the vault's first chunks while `budget_s` lasts; None for a graph that holds no vault yet
-    (nothing to search). `embedder` reads the planning question (default: the stand-in for the graph's; none before
-    vectors exist: full-text only); the stand-in reads the rest, so no model reads 60 questions."""
+    searches on phrases of the vault's first chunks while `budget_s` lasts (plain and filtered, hybrid and graph);
+    None for a graph that holds no vault yet (nothing to search). `embedder` reads the planning question (default:
+    the stand-in for the graph's; none before vectors exist: full-text only); the stand-in reads the graph searches'
+    questions, so no model reads 60 questions, and the hybrid ones run without their vector leg."""
     if not store.holds_chunks():
         return None
     t0 = time.perf_counter()
     fixed = stand_in(store)
     run_search(store, embedder or fixed, WARM_QUESTION, mode="graph", k=20)
     done, t1 = 1, time.perf_counter()
-    texts = [str(r["text"] or "") for r in store.read(cypher.chunk_sample(), skip=0, limit=count)] if count else []
-    for i, phrase in enumerate(phrases(texts)):
+    rows = store.read(cypher.chunk_sample(), skip=0, limit=count) if count else []
+    for i, row in enumerate(rows):
+        phrase = _phrase(i, str(row["text"] or ""), PHRASE_WORDS)
+        if not phrase:
+            continue
         if time.perf_counter() - t1 > budget_s:
             break
-        graph = i % GRAPH_EVERY == GRAPH_EVERY - 1
-        run_search(store, fixed if graph else None, phrase, mode="graph" if graph else "hybrid", k=20)
+        mode, filters = variant(i, row)
+        run_search(store, fixed if mode == "graph" else None, phrase, mode=mode, k=20, filters=filters)
         done += 1
     return Warmed(done, time.perf_counter() - t0)

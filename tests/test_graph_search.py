@@ -461,6 +461,16 @@ def test_the_warm_up_searches_the_vaults_own_words_within_its_count_and_budget(b
         "one two three",
         "alpha beta",
     ]
+    row = {"folder": "Clients/Acme", "tags": ["deal/won"]}
+    shapes = [warm.variant(i, row) for i in range(12)]
+    assert {m for m, _ in shapes} == {"hybrid", "graph"}
+    assert {(f.folder, f.tag, f.since) for _, f in shapes} == {
+        (None, None, None),
+        ("Clients", None, None),
+        (None, "deal/won", None),
+        (None, None, warm.SINCE),
+    }
+    assert warm.variant(3, {"folder": "", "tags": []})[1] == warm.Filters()  # nothing to filter by: plain
 
 
 def test_db_start_and_the_mcp_server_warm_up_and_a_failed_warm_up_only_warns(built: Store, tmp_path: Path) -> None:
