@@ -2,7 +2,9 @@
 
 Reports the structure build (notes, chunks and passages written per second), offline embedding throughput
 (passages/s), then p50/p95 over 50 varied questions of the question embedding and of the search itself
-(keyword + vector over passages, roll-up, fusion, chunk details), and peak RSS.
+(keyword + vector over passages, roll-up, fusion, chunk details), and peak RSS. The search is timed on a restarted
+server: first right after kb's warm-up (what `kb db start` runs, kb.search.warm), then at steady state, after 200
+other searches; and the vector file's scan alone, with its int8 shortlist and without (kept share of the exact top).
 Usage: python bench/search_latency.py [--fresh] [--notes 13284] [--words 14600000] [--depths 100,200] [--overfetch 4,8]
 (--depths: the search is also timed with each candidate depth per leg, FusionConfig's keyword/vector/text_depth;
 --overfetch: and, without the vector file, with Neo4j's vector index asked for that many times the candidates it
@@ -13,6 +15,7 @@ with the vector file (kb.vectorfile) and without it, on Neo4j's vector index as 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import random
@@ -24,7 +27,7 @@ import numpy as np
 from common import OUT, bench_config, bench_store, ensure_vault, ints, p50_p95, peak_rss_mb, server_rss_mb
 
 import kb.store
-from kb import cypher, vectorfile, vectorsync
+from kb import cypher, server, vectorfile, vectorsync
 from kb.embed.onnx import OnnxEmbedder
 from kb.embeddings import EmbedStep
 from kb.eval.metrics import percentile
@@ -32,6 +35,7 @@ from kb.progress import Bars
 from kb.refresh import refresh
 from kb.search.fusion import FusionConfig
 from kb.search.hybrid import Filters, hybrid_search
+from kb.search.warm import phrases, stand_in, warm_searches
 from kb.store import SearchIndex, Store
 
 
@@ -74,6 +78,33 @@ def timed(
 ) -> dict[str, float]:
     """p50/p95 of the search over every question, with this fusion (the default without one)."""
     return p50_p95([hybrid_search(index, emb, q, filters=f, fusion=fusion).timing["search_ms"] for q, f in qs])
+
+
+def other_questions(store: Store, n: int = 200) -> list[str]:
+    """Phrases of chunks the timed questions do not come from: the steady state's warm traffic."""
+    return phrases([str(r["text"] or "") for r in store.read(cypher.chunk_sample(), skip=1000, limit=n)])
+
+
+def scan_alone(matrix: vectorfile.Matrix, emb: OnnxEmbedder, qs: list[tuple[str, Filters]]) -> dict[str, object]:
+    """The vector file's scan of the top 100 alone, with the int8 shortlist and exact over every row: p50 ms of
+    each, and the share of the exact top 100 the shortlist keeps (mean and worst over the questions)."""
+    exact = dataclasses.replace(matrix, codes=None, scales=None)
+    vecs = [(emb.embed_query(q), f.params()) for q, f in qs]
+    kept = []
+    for vec, p in vecs:
+        want = {r["passage"] for r in exact.nearest(vec, 100, p)}
+        got = {r["passage"] for r in matrix.nearest(vec, 100, p)}
+        kept.append(len(want & got) / len(want) if want else 1.0)
+    times = {}
+    for name, m in (("shortlist", matrix), ("exact", exact)):
+        ms = []
+        for vec, p in vecs:
+            t0 = time.perf_counter()
+            m.nearest(vec, 100, p)
+            ms.append((time.perf_counter() - t0) * 1e3)
+        times[f"{name}_ms_p50"] = round(percentile(ms, 50), 1)
+    kept_mean = round(sum(kept) / len(kept), 4)
+    return {"codes": matrix.codes is not None, **times, "kept_mean": kept_mean, "kept_min": min(kept)}
 
 
 def embed_some(store: Store, emb: OnnxEmbedder, limit: int, fresh: dict[str, np.ndarray]) -> int:
@@ -156,14 +187,21 @@ def main() -> None:
     file_costs = vector_file_costs(store, fresh, bool(embedded or seeded or built.added or built.changed))
     del fresh
     counts = store.counts()
-    index = SearchIndex(store)
     qs = questions(store)
+    others = other_questions(store)
+    store.close()
+    server.stop(cfg)  # the figures below do not depend on what the server served before this run
+    store = bench_store(cfg)
+    warmed = warm_searches(store)
+    index = SearchIndex(store)
+    first = timed(index, emb, qs)  # right after kb's warm-up, as after `kb db start`
     # the vector leg without the vector file, as before it (Neo4j's HNSW index, asked for 4x the candidates)
     held_dir, store.vector_dir = store.vector_dir, None
     without_file = timed(index, emb, qs)
     store.vector_dir = held_dir
-    for q, f in qs[:5]:  # warm caches, as a running server would be
-        hybrid_search(index, emb, q, filters=f)
+    fixed = stand_in(store)
+    for q in others:  # a server that has served a while
+        hybrid_search(index, fixed, q)
     search_ms, embed_ms, filtered_ms = [], [], []
     parts: dict[str, list[float]] = {}
     for q, f in qs:
@@ -174,6 +212,8 @@ def main() -> None:
         embed_ms.append(TimedEmbedder.last_ms)
         if f.active():
             filtered_ms.append(res.timing["search_ms"])
+    matrix = index.matrix()
+    scan = scan_alone(matrix, emb, qs) if matrix is not None else None
     by_depth = {
         str(d): timed(index, emb, qs, FusionConfig(keyword_depth=d, vector_depth=d, text_depth=d))
         for d in ints(args.depths)
@@ -201,13 +241,17 @@ def main() -> None:
         "embed_passages_per_s": round(embedded / embed_s, 1) if embedded else None,
         "questions": len(qs),
         "filtered_questions": len(filtered_ms),
+        "warm_up": None if warmed is None else {"searches": warmed.searches, "seconds": round(warmed.seconds, 1)},
+        "after_warm_up_ms": first,
+        "steady_after": len(others),
         "search_ms_p50": round(percentile(search_ms, 50), 1),
         "search_ms_p95": round(percentile(search_ms, 95), 1),
         "filtered_search_ms_p50": round(percentile(filtered_ms, 50), 1),
         # where the search's time goes: the full-text legs (in a thread), the vector leg, both side by side, and
         # the fusion with the roll-up and the chunks' details
         "parts_ms_p50": {k: round(percentile(v, 50), 1) for k, v in parts.items()},
-        "vector_file_used": index.matrix() is not None,
+        "vector_file_used": matrix is not None,
+        "vector_scan": scan,
         "vector_file": file_costs,
         "search_ms_without_vector_file": without_file,
         "search_ms_by_depth": by_depth,
