@@ -11,7 +11,7 @@ stay in the private index.
 
 Above SHORTLIST_MIN rows, the scan reads int8 codes of the vectors first (a quarter of the bytes, kb.int8scan): the
 SHORTLIST_FACTOR x `limit` rows they rank first (at least SHORTLIST_FLOOR) are scored exactly on their float32
-vectors, and the top `limit` of those is the answer. bench/vector_leg.py measures how much of the exact top it
+vectors, and the top `limit` of those is the answer. bench/search_latency.py measures how much of the exact top it
 keeps and what it saves. A generation written before the codes existed has none and is scanned whole."""
 
 from __future__ import annotations
