@@ -303,3 +303,24 @@ def _fsync(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def describe(root: Path | None, stamp: str | None) -> dict[str, Any]:
+    """What `kb status` says of the vector file: `state` (current, none, missing, off), and for a current one the
+    passages it holds, whether it has the int8 codes and reads through the shortlist, and its size on disk."""
+    if root is None:
+        return {"state": "off"}
+    if stamp is None:
+        return {"state": "none"}  # no vectors yet, or a refresh was stopped before it vouched for a file
+    matrix = load(root, stamp)
+    if matrix is None:
+        return {"state": "missing", "stamp": stamp}
+    size = sum(f.stat().st_size for f in (root / stamp).iterdir() if f.is_file())
+    return {
+        "state": "current",
+        "stamp": stamp,
+        "passages": len(matrix),
+        "codes": matrix.codes is not None,
+        "shortlist": matrix.codes is not None and len(matrix) >= SHORTLIST_MIN,
+        "bytes": size,
+    }

@@ -37,6 +37,11 @@ def test_refresh_json_then_nothing_to_do(kb_env: Path, example_vault: Path, stor
     code, out = invoke("status", "--json")
     status = json.loads(out)
     assert code == 0 and status["counts"]["notes"] == 26 and status["embedder"].startswith("onnx:")
+    vectors = status["vector_file"]  # the public passages' vectors, with the int8 codes; too few for the shortlist
+    assert vectors["state"] == "current" and vectors["codes"] and not vectors["shortlist"]
+    assert 0 < vectors["passages"] < data["counts"]["passages"] and vectors["bytes"] > 0  # private ones stay out
+    code, out = invoke("status")
+    assert f"Vector file: {vectors['passages']:,} passages" in out and "(an exact scan)" in out
 
 
 def test_search_json_contract(kb_env: Path, example_vault: Path, store: object) -> None:

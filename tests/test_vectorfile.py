@@ -345,3 +345,20 @@ def test_a_generation_without_codes_is_scanned_whole_and_a_refresh_gives_it_code
     vectorfile._loaded.clear()
     damaged = SearchIndex(filed).matrix()
     assert damaged is not None and damaged.codes is None
+
+
+def test_status_describes_the_file_the_graph_vouches_for(filed: Store, example_vault: Path) -> None:
+    build(filed, example_vault)
+    root, stamp = filed.vector_dir, filed.vector_state()[1]
+    assert root is not None and stamp is not None
+    current = vectorfile.describe(root, stamp)
+    matrix = SearchIndex(filed).matrix()
+    assert matrix is not None and current["state"] == "current" and current["passages"] == len(matrix)
+    assert current["codes"] and not current["shortlist"] and current["bytes"] > matrix.vectors.nbytes
+    assert vectorfile.describe(None, stamp) == {"state": "off"}
+    vectorsync.hold(filed)  # a refresh stopped before it vouched again
+    assert vectorfile.describe(root, filed.vector_state()[1]) == {"state": "none"}
+    for f in (root / stamp).iterdir():
+        f.unlink()
+    vectorfile._loaded.clear()
+    assert vectorfile.describe(root, stamp) == {"state": "missing", "stamp": stamp}

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from kb import vectorfile
 from kb.cli.common import config, embedder_option, emit_json, json_option, stdin_is_tty, store, vault_option
 from kb.embed import make_embedder
 from kb.embeddings import EmbedStep
@@ -151,11 +152,13 @@ def status_cmd(as_json: bool) -> None:
         missing = missing_with_aliases(st)
         embedder = st.get_meta("embedder")
         warned = st.notes_with_warnings()
+        vectors = vectorfile.describe(st.vector_dir, st.vector_state()[1])
         info = {
             "uri": st.conn.uri,
             "server_version": st.version,
             "counts": counts,
             "embedder": embedder.get("identity"),
+            "vector_file": vectors,
             "missing": missing,
             "warnings": warned,
         }
@@ -164,10 +167,23 @@ def status_cmd(as_json: bool) -> None:
         return
     click.echo(f"Neo4j {info['server_version']} at {info['uri']}; embedder {info['embedder'] or 'none yet'}.")
     click.echo(", ".join(f"{k} {v}" for k, v in counts.items()))
+    click.echo(_vector_file_line(vectors))
     _print_missing(missing)
     for row in warned:
         for w in row["warnings"]:
             click.echo(f"  warning: {w}")
+
+
+def _vector_file_line(v: dict[str, Any]) -> str:
+    """One line on what the vector leg reads."""
+    if v["state"] == "current":
+        scan = "an int8 shortlist, then exact" if v["shortlist"] else "an exact scan"
+        return f"Vector file: {v['passages']:,} passages, {v['bytes'] / 1e6:.0f} MB; the vector leg reads it ({scan})."
+    if v["state"] == "missing":
+        return "Vector file: the graph names one that is missing or damaged; search asks Neo4j (run `kb refresh`)."
+    if v["state"] == "none":
+        return "Vector file: none yet; search asks Neo4j's vector index (`kb refresh` writes it once vectors exist)."
+    return "Vector file: off; search asks Neo4j's vector index."
 
 
 def register(cli: click.Group) -> None:
