@@ -269,8 +269,7 @@ class KbTools:
         the first search on a just-started server otherwise waits seconds for them)."""
         try:
             store, emb = self.store(), self.embedder()
-            with store.view():
-                warm_searches(store, emb)
+            warm_searches(store, emb, each=store.view)
         except Exception:  # the first call meets the same failure and reports it
             pass
 

@@ -11,9 +11,10 @@ within WARM_BUDGET_S."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,17 +101,22 @@ def warm_searches(
     embedder: Embedder | None = None,
     count: int = WARM_SEARCHES,
     budget_s: float = WARM_BUDGET_S,
+    each: Callable[[], contextlib.AbstractContextManager[object]] | None = None,
 ) -> Warmed | None:
     """Run one graph search (hybrid search runs under it) so the server plans their statements, then up to `count`
     searches on phrases of the vault's first chunks while `budget_s` lasts (plain and filtered, hybrid and graph);
     None for a graph that holds no vault yet (nothing to search). `embedder` reads the planning question (default:
     the stand-in for the graph's; none before vectors exist: full-text only); the stand-in reads the graph searches'
-    questions, so no model reads 60 questions, and the hybrid ones run without their vector leg."""
+    questions, so no model reads 60 questions, and the hybrid ones run without their vector leg. `each` opens a
+    scope around every search (the MCP server's view: one short transaction each, so the warm-up never holds the
+    view's locks for seconds while a first call waits on them)."""
     if not store.holds_chunks():
         return None
     t0 = time.perf_counter()
     fixed = stand_in(store)
-    run_search(store, embedder or fixed, WARM_QUESTION, mode="graph", k=20)
+    scope = each or contextlib.nullcontext
+    with scope():
+        run_search(store, embedder or fixed, WARM_QUESTION, mode="graph", k=20)
     done, t1 = 1, time.perf_counter()
     rows = store.read(cypher.chunk_sample(), skip=0, limit=count) if count else []
     for i, row in enumerate(rows):
@@ -120,6 +126,7 @@ def warm_searches(
         if time.perf_counter() - t1 > budget_s:
             break
         mode, filters = variant(i, row)
-        run_search(store, fixed if mode == "graph" else None, phrase, mode=mode, k=20, filters=filters)
+        with scope():
+            run_search(store, fixed if mode == "graph" else None, phrase, mode=mode, k=20, filters=filters)
         done += 1
     return Warmed(done, time.perf_counter() - t0)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +19,7 @@ from kb.cli import cli
 from kb.embed import line_floor
 from kb.embed.ollama import OllamaEmbedder
 from kb.embed.onnx import OnnxEmbedder
+from kb.sandbox import PublicStore
 from kb.search.graph import PRESETS, GraphConfig, _told_apart, _unrepeated, graph_search, implied_types, trim
 from kb.search.hybrid import Filters, hybrid_search
 from kb.search.lines import Line
@@ -486,9 +489,26 @@ def test_db_start_and_the_mcp_server_warm_up_and_a_failed_warm_up_only_warns(bui
     unreachable = load_config(home=tmp_path, env={"NEO4J_URI": "bolt://127.0.0.1:1", "NEO4J_PASSWORD": "x"})
     assert "cannot reach Neo4j" in _plan_searches(unreachable)["searches_not_planned"]
     tools = KbTools(load_config())
+    spans: list[tuple[float, float]] = []
+    real_view = PublicStore.view
+
+    @contextlib.contextmanager
+    def timed_view(self: PublicStore) -> Iterator[Any]:
+        outer = getattr(self._local, "tx", None) is None
+        t0 = time.perf_counter()
+        with real_view(self) as tx:
+            yield tx
+        if outer:
+            spans.append((t0, time.perf_counter()))
+
     try:
-        tools.warm()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(PublicStore, "view", timed_view)
+            tools.warm()
         assert tools._store is not None and tools._embedder is not None
+        # one short view a search (the view's locks on private material held for one search, not the warm-up)
+        whole = spans[-1][1] - spans[0][0]
+        assert len(spans) > 2 and max(b - a for a, b in spans) < whole / 2
     finally:
         tools.close()
     broken = KbTools(unreachable)
