@@ -169,7 +169,9 @@ def load(root: Path, stamp: str) -> Matrix | None:
     """The generation named `stamp` under `root` (memory-mapped, kept for the process), or None when it is missing
     or damaged: the caller then asks Neo4j."""
     held = _loaded.get(root)
-    if held is not None and held.stamp == stamp:
+    # codes another process added since (ensure_codes writes the scales last) are read again: a long-lived MCP server
+    # gets the shortlist after the refresh that added them
+    if held is not None and held.stamp == stamp and (held.codes is not None or not (root / stamp / _CODES[1]).exists()):
         return held
     folder = root / stamp
     try:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from conftest import make_config
 
-from kb import vectorfile, vectorsync
+from kb import int8scan, vectorfile, vectorsync
 from kb.embed.onnx import OnnxEmbedder
 from kb.embeddings import EmbedStep
 from kb.progress import Bars
@@ -336,6 +336,14 @@ def test_a_generation_without_codes_is_scanned_whole_and_a_refresh_gives_it_code
     old = SearchIndex(filed).matrix()
     assert old is not None and old.codes is None
     assert [SearchIndex(filed).vector(v, 20) for v in vecs] == before
+    codes, scales = int8scan.quantize_rows(np.asarray(old.vectors))  # as another process's refresh adds them
+    np.save(root / stamp / "codes.npy", codes)
+    np.save(root / stamp / "scales.npy", scales)
+    again = SearchIndex(filed).matrix()  # this process had loaded the generation without them: it reads them now
+    assert again is not None and again.codes is not None and again is not old
+    for name in ("codes.npy", "scales.npy"):
+        (root / stamp / name).unlink()
+    vectorfile._loaded.clear()
     _, synced = build(filed, example_vault)
     assert not synced["written"] and synced["stamp"] == stamp
     new = SearchIndex(filed).matrix()
