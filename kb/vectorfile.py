@@ -228,10 +228,8 @@ def ensure_codes(root: Path, stamp: str) -> bool:
     codes, scales = int8scan.quantize_rows(matrix.vectors)
     for name, array in zip(_CODES, (codes, scales), strict=True):
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npy", dir=root / stamp)
-        with os.fdopen(fd, "wb") as fh:
-            np.save(fh, array)
-            fh.flush()
-            os.fsync(fh.fileno())
+        os.close(fd)
+        _save(Path(tmp), array)
         os.replace(tmp, root / stamp / name)
     _fsync(root / stamp)
     _loaded.pop(root, None)
@@ -248,10 +246,7 @@ def write(root: Path, stamp: str, embedder: str, listing: Sequence[Listed], vect
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
         arrays, meta = _arrays(listing, vectors)
         for name, array in arrays.items():
-            with open(tmp / name, "wb") as fh:
-                np.save(fh, array)
-                fh.flush()
-                os.fsync(fh.fileno())
+            _save(tmp / name, array)
         (tmp / "meta.json").write_text(json.dumps({"stamp": stamp, "embedder": embedder, **meta}), encoding="utf-8")
         _fsync(tmp / "meta.json")
         os.replace(tmp, folder)
@@ -297,6 +292,14 @@ def _arrays(listing: Sequence[Listed], vectors: np.ndarray) -> tuple[dict[str, n
     }
     meta = {"count": len(listing), "names": names, "folder_keys": folder_keys, "tags": tags, "tag_ptr": ptr}
     return arrays, meta
+
+
+def _save(path: Path, array: np.ndarray) -> None:
+    """One array written to `path` and synced to disk."""
+    with open(path, "wb") as fh:
+        np.save(fh, array)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _fsync(path: Path) -> None:

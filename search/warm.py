@@ -4,10 +4,10 @@ took about 5 s, the next 0.25 s (the shared vault). Reads pass their parameters 
 one run plans each statement for every later question.
 
 Planned is not yet fast: the server compiles its hot code paths (the full-text and Cypher runtimes) while it
-serves, on the same cores. At 13,284 notes the first 50 varied questions after a start took 80 ms (p50) with the
-planning search alone, 47-60 ms after 20 to 150 more searches on the vault's own words, and about 30 ms on a server
-that had served for a while (bench/search_latency.py). So the warm-up also runs up to WARM_SEARCHES such searches,
-within WARM_BUDGET_S."""
+serves, on the same cores. At 13,284 notes the first 50 varied questions after a start took 80-90 ms (p50) with
+the planning search alone, 42-60 ms after 20 to 150 more plain searches on the vault's own words, 33-58 ms after 60
+searches of every path (plain and filtered, hybrid and graph), and 24-31 ms on a server that had served for a while
+(bench/search_latency.py). So the warm-up also runs up to WARM_SEARCHES such searches, within WARM_BUDGET_S."""
 
 from __future__ import annotations
 
