@@ -454,8 +454,8 @@ def test_the_warm_up_searches_the_vaults_own_words_within_its_count_and_budget(b
         warmed = warm.warm_searches(built, count=5)
         assert warmed is not None and warmed.searches == 6
         assert asked[0] == warm.WARM_QUESTION and len(set(asked[1:])) == 5
-        texts = [r["text"] for r in built.read("MATCH (c:Chunk) RETURN c.text AS text ORDER BY c.id LIMIT 5")]
-        words = {w for t in texts for w in t.split()}
+        first = [r["text"] for r in built.read("MATCH (c:Chunk) RETURN c.text AS text ORDER BY c.id LIMIT 5")]
+        words = {w for t in first for w in t.split()}
         assert all(set(p.split()) <= words for p in asked[1:])  # the vault's own words
         asked.clear()
         spent = warm.warm_searches(built, count=5, budget_s=0)
