@@ -95,6 +95,15 @@ MONTH_OF_YEAR = re.compile(
     + _YEAR_WORDS
     + r")(?!\w)"
 )
+# the year in words first: "three years ago in December", "vor drei Jahren im Dezember", "l'an dernier en mars"
+# (dateparser reads no month, or the month of this year)
+YEAR_THEN_MONTH = re.compile(
+    r"(?i)(?<![\w-])("
+    + _YEAR_WORDS
+    + r"),?\s+(?:in\s+|im\s+|en\s+|at the\s+|in the\s+)?(?P<month>"
+    + "|".join(sorted(MONTHS, key=len, reverse=True))
+    + r")(?!\w)"
+)
 # "the fourth quarter of 2024", "Q4" spelt out: ordinal + quarter word + a year (or "last year"/"this year")
 _YEAR_REF = r"((?:19|20)\d\d|" + _YEAR_WORDS + ")"
 ORDINAL_QUARTER = re.compile(
@@ -220,17 +229,19 @@ def _month_span(year: int, first: int, months: int) -> tuple[dt.date, dt.date]:
     return dt.date(year, first, 1), dt.date(last_year, last + 1, calendar.monthrange(last_year, last + 1)[1])
 
 
-def _year_before(text: str, at: int) -> int | None:
-    """The last year the text names before position `at` ("after the May 2024 upgrade … by the third quarter")."""
-    years = [int(m.group(1)) for m in YEAR.finditer(text, 0, at)]
-    return years[-1] if years else None
+def _year_before(text: str, at: int, today: dt.date | None = None) -> int | None:
+    """The last year the text names before position `at` ("after the May 2024 upgrade … by the third quarter"),
+    with `today` also in words ("three years ago, at the December board")."""
+    named = [(m.start(), int(m.group(1))) for m in YEAR.finditer(text, 0, at)]
+    if today is not None:
+        named += [(m.start(), today.year - (years_back(m.group(0)) or 0)) for m in YEAR_WORDS.finditer(text, 0, at)]
+    return max(named)[1] if named else None
 
 
 def _year_named_before(text: str, at: int, today: dt.date) -> int:
     """The last year the text names before position `at`, in digits or words ("four years ago"), else this one."""
-    named = [(m.start(), int(m.group(1))) for m in YEAR.finditer(text, 0, at)]
-    named += [(m.start(), today.year - (years_back(m.group(0)) or 0)) for m in YEAR_WORDS.finditer(text, 0, at)]
-    return max(named)[1] if named else today.year
+    year = _year_before(text, at, today)
+    return today.year if year is None else year
 
 
 def _context_year(text: str, at: int, q: int, today: dt.date) -> int:
@@ -297,6 +308,10 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
         if SINCE.search(text[: m.start()]):
             span = (span[0], today)  # "since March this year" reads to today
         add(m, span)
+    for m in YEAR_THEN_MONTH.finditer(text):
+        if m.group("month").lower() == "may" and not MAY_MONTH.search(text[: m.start("month")]):
+            continue  # "this year, may we …"
+        add(m, _month_span(today.year - (years_back(m.group(1)) or 0), MONTHS[m.group("month").lower()], 1))
     return out
 
 
@@ -512,7 +527,7 @@ def resolve(text: str, today: dt.date, lang: str | None) -> list[DateRange]:
                 # the year written wins: "2024年" (dateparser reads year 2), "seven months in 2022" (read as seven
                 # months after today)
                 when, period = dt.date(int(years[0]), 1, 1), "year"
-            named = _year_before(text, at) if period == "month" and not years else None
+            named = _year_before(text, at, today) if period == "month" and not years else None
             if named is not None and not DIRECTION.search(phrase):
                 when = when.replace(year=named)  # "2023 … planned for August": August 2023, as a quarter
             start, end = _span(when, period)

@@ -99,6 +99,19 @@ def test_a_month_without_a_year_takes_the_year_the_question_names() -> None:
     )
     assert read("Did the new oven arrive in August?") == ["in August=2026-08-01..2026-08-31"]
     assert read("In 2023 we planned it for last month.")[-1] == "last month=2026-11-01..2026-11-30"
+    # a year named in words counts too: the month is three years back, not this December
+    assert read("Three years ago, at the board meeting in December, what was the margin?")[-1] == (
+        "in December=2023-12-01..2023-12-31"
+    )
+    assert read("Three years ago, at the December board meeting, what was the margin?")[-1].endswith(
+        "2023-12-01..2023-12-31"
+    )
+    # and a month right after a year in words, which dateparser does not read as one date
+    assert read("Vor drei Jahren im Dezember: wie hoch war die Marge?", "de") == [
+        "Vor drei Jahren im Dezember=2023-12-01..2023-12-31"
+    ]
+    assert read("L'an dernier en mars, combien de clients ?", "fr") == ["L'an dernier en mars=2025-03-01..2025-03-31"]
+    assert read("Two years ago in May we launched") == ["Two years ago in May=2024-05-01..2024-05-31"]
 
 
 def test_a_number_word_alone_is_not_a_month() -> None:
