@@ -245,9 +245,9 @@ def _year_named_before(text: str, at: int, today: dt.date) -> int:
 
 
 def _context_year(text: str, at: int, q: int, today: dt.date) -> int:
-    """The year of a quarter written without one: the last year the text names before it, else the latest
-    quarter q begun by today."""
-    year = _year_before(text, at)
+    """The year of a quarter written without one: the last year the text names before it, in digits or words
+    ("two years ago in Q3"), else the latest quarter q begun by today."""
+    year = _year_before(text, at, today)
     return year if year is not None else _latest_quarter(q, today)
 
 
@@ -460,9 +460,10 @@ def _number_words(lang: str) -> frozenset[str]:
     return frozenset(k for d in simplifications for k, v in d.items() if k.isalpha() and v.isdigit())
 
 
-def _only_numbers(phrase: str, lang: str, today: dt.date) -> bool:
+def _only_numbers(phrase: str, lang: str, today: dt.date, when: dt.date | None = None) -> bool:
     """Whether a phrase without digits is a date only by a number word ("the one we" read as January): without
-    its number words and its words of two letters, it no longer reads as a date."""
+    its number words and its words of two letters, it no longer reads as a date, or (given `when`, the phrase's
+    date) as another one ("mit zwölf": "mit" alone is a Wednesday, "zwölf" made it December)."""
     if lang == "zh" or re.search(r"\d", phrase) or TIME_UNIT.search(phrase):
         return False  # "three years ago": the number counts a unit
     numbers = _number_words(lang)
@@ -470,7 +471,8 @@ def _only_numbers(phrase: str, lang: str, today: dt.date) -> bool:
     if not any(bare in numbers for _, bare in words):
         return False
     kept = [w for w, bare in words if len(bare) > 2 and bare not in numbers]
-    return not kept or _parser(lang, today).get_date_data(" ".join(kept)).date_obj is None
+    alone = _parser(lang, today).get_date_data(" ".join(kept)).date_obj if kept else None
+    return alone is None or (when is not None and alone.date() != when)
 
 
 def _dateparser_hits(text: str, lang: str, today: dt.date) -> list[tuple[str, dt.date, str]]:
@@ -497,7 +499,7 @@ def _dateparser_hits(text: str, lang: str, today: dt.date) -> list[tuple[str, dt
             continue
         if period in ("day", "time") and not re.search(r"\d", phrase) and _only_short_day(phrase, lang, today):
             continue  # "After we": "we" read as Wednesday
-        if _only_numbers(phrase, lang, today):
+        if _only_numbers(phrase, lang, today, when.date()):
             continue  # "the one we picked": "one" read as January
         if _read_from_short_words(phrase, when, period, lang, today):
             continue  # "who sat in on a call": "a" read as January

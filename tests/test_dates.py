@@ -72,6 +72,8 @@ def test_noise_is_not_a_date() -> None:
     assert read("Revenue of 15M and 2.5k users: which plan?") == []  # amounts, not 15 minutes or months ago
     assert read("The plan expected $1.15M ARR by Q3 2024. Did we get there?") == ["Q3 2024=2024-07-01..2024-09-30"]
     assert read("Did Quillmate Voice ever launch?") == []
+    # "mit" alone is a Wednesday to dateparser, "zwölf" made it December
+    assert read("Zahlt ein Kunde bei einem Call mit zwölf Teilnehmern zwölfmal?", "de") == []
     assert read("Did Quillmate raise a Series A in 2025?") == ["in 2025=2025-01-01..2025-12-31"]
 
 
@@ -152,6 +154,8 @@ def test_a_quarter_without_a_year_takes_the_year_the_question_names() -> None:
         "Q2=2023-04-01..2023-06-30",
     ]
     assert read("What did a loaf cost in the second quarter?") == ["second quarter=2026-04-01..2026-06-30"]
+    # a year in words counts too (this read the third quarter of this year before)
+    assert read("Two years ago in Q3, how much flour went to waste?") == ["Q3=2024-07-01..2024-09-30"]
     assert read("Churn in the last quarter") == ["last quarter=2026-07-01..2026-09-30"]  # the quarter before
 
 
