@@ -3,8 +3,11 @@ with --as-of, see search/graph.py), the first notes of the ranking are re-ordere
 the ranking itself and the notes ordered by how near their dates lie to the time asked. A question about now (or
 with no period) puts newer notes first, by the later of the note's date and its `updated` date (a living page edited
 last month speaks for last month); a question naming a period puts first the notes written in it, then those
-written after it (a board update in October reports the third quarter), and last those written before it (a note
-cannot record what had not happened yet).
+written after it, and last those written before it (a note cannot record what had not happened yet). A note written
+up to `grace` days after the period counts as written in it: the board update of October reports the third quarter
+(graph mode on the project's 23 sets over the shared vault,
+against no grace in the same build: 15, 31 or 62 days, MRR 0.737 -> 0.740 / 0.741 / 0.740 with 7 / 8 / 9 questions
+won and 2 / 3 / 3 lost, current-first 0.728 -> 0.731, 1 won and none lost, each).
 
 It reads only the dates of the ranked notes, in any language the question rules read, and runs on hybrid's order
 before the claim-aware re-ranking, whose promotions and demotions then stand. Measured on the project's 14 sets
@@ -49,8 +52,9 @@ class TimePrior:
     depth: int = 10  # notes re-ordered; below them the ranking stands
     weight: float = 1.0  # the date list's weight against the ranking's (1: equal)
     k: int = 10  # reciprocal rank's constant
-    after: float = 0.5  # a day after the period counts this much ...
+    after: float = 0.5  # a day after the period (past `grace`) counts this much ...
     before: float = 5.0  # ... a day before it this much
+    grace: int = 31  # days after the period that count as in it: a report on a quarter is written after it
 
 
 def _day(value: str | None) -> dt.date | None:
@@ -70,7 +74,7 @@ def latest(note: NoteResult, as_of: str | None = None) -> dt.date | None:
 
 
 def distance(note: NoteResult, start: str, end: str, prior: TimePrior) -> float | None:
-    """How far the note's date lies from the period, in weighted days (0 inside it)."""
+    """How far the note's date lies from the period, in weighted days (0 inside it or up to `grace` days after)."""
     day, first, last = _day(note.date), _day(start), _day(end)
     if day is None or first is None or last is None:
         return None
@@ -78,7 +82,7 @@ def distance(note: NoteResult, start: str, end: str, prior: TimePrior) -> float 
         return 0.0
     if day < first:
         return (first - day).days * prior.before
-    return (day - last).days * prior.after
+    return max(0, (day - last).days - prior.grace) * prior.after
 
 
 def date_keys(notes: list[NoteResult], q: Question, as_of: str | None, prior: TimePrior) -> list[float] | None:

@@ -55,25 +55,32 @@ def test_now_reads_a_living_page_by_its_updated_date() -> None:
     assert paths(by_time(plain, parse("Which oven do we bake with now?", TODAY), None, PRIOR))[0] == "Oven memo.md"
 
 
-def test_a_period_prefers_notes_written_in_it_then_just_after() -> None:
+def test_a_period_prefers_notes_written_in_it_or_reporting_on_it_then_after() -> None:
     q = parse("How many shops did we run in Q3 2024?", TODAY)
     ranked = notes(
         ("2024-06 plan.md", "2024-06-20", None),
         ("2025 review.md", "2025-06-01", None),
         ("Q3 board update.md", "2024-10-10", None),
         ("August ops.md", "2024-08-15", None),
+        ("Holiday memo.md", "2024-11-30", None),
     )
     keys = date_keys(ranked, q, None, PRIOR)
     assert keys is not None
     assert keys[3] == 0.0  # inside the quarter
-    assert 0 < keys[2] < keys[0]  # ten days after beats eleven days before (a note cannot record what came later)
-    # the ranking's first stays first; the note written in the quarter passes the one written after it
+    assert keys[2] == 0.0  # ten days after it: a report on the quarter counts as written in it
+    assert 0 < keys[4] < keys[0]  # sixty days after beats eleven days before (a note cannot record what came later)
+    assert keys[4] < keys[1]
+    # the report passes the plan written before the quarter; the note written in it passes the review
     assert paths(by_time(ranked, q, None, PRIOR)) == [
+        "Q3 board update.md",
         "2024-06 plan.md",
         "August ops.md",
-        "Q3 board update.md",
         "2025 review.md",
+        "Holiday memo.md",
     ]
+    strict = TimePrior(grace=0)
+    strict_keys = date_keys(ranked, q, None, strict)
+    assert strict_keys is not None and 0 < strict_keys[2] < strict_keys[4]
 
 
 def test_the_ranking_still_counts() -> None:
