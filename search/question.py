@@ -38,15 +38,15 @@ FUNCTION_WORDS: dict[str, frozenset[str]] = {
     ),
     "de": frozenset(
         "der die das ist sind war waren wir unser unsere hat haben wie was wer welche wann warum "
-        "und mit für im ein eine gibt jemals viele".split()
+        "und mit für im ein eine gibt jemals viele in den dem des auf zu von nicht auch noch ihre ihr sich bei".split()
     ),
     "fr": frozenset(
         "le la les est sont était nous notre avons a combien quel quelle quels qui quand pourquoi "
-        "et de des du une un qu est ce y jamais l d".split()
+        "et de des du une un qu est ce y jamais l d on en au aux dans sur pour par pas ne nos leur il elle ils".split()
     ),
     "es": frozenset(
         "el la los las es son era fue nosotros nuestro tenemos cuántos cuánto qué quién cuándo por "
-        "y de del una un alguna vez".split()
+        "y de del una un alguna vez en se lo al para con no".split()
     ),
 }
 # Per intent and language, the one pattern that says the question asks for it. Order of INTENTS decides ties.
@@ -77,8 +77,14 @@ INTENT_RULES: dict[str, dict[str, str]] = {
     "happened": {
         "en": r"^\s*(did|do|does|has|have|is|are|was|were|had|when (did|was|were|has|have))\b|"
         r"\b(ever|actually|really|happen\w*)\b",
-        "de": r"^\s*(hat|haben|hatte|hatten|ist|sind|war|gibt|wann)\b|\b(jemals|je|tatsächlich|wirklich)\b",
-        "fr": r"^\s*(est-ce qu|y a-t-il|a-t-on|avons-nous|ont-ils|quand)|\b(jamais|vraiment|réellement)\b",
+        # a German yes/no question opens with its verb: "Bieten wir …?", "Durfte Loop & Co …?"
+        "de": r"^\s*(hat|haben|hatte|hatten|ist|sind|war|waren|gibt|gab|wann|wurde|wurden|kann|können|konnte|"
+        r"konnten|darf|dürfen|durfte|durften|muss|müssen|musste|mussten)\b|^\s*(?!(w\w*|als|wenn|ob|dass|weil|seit\w*|nachdem|bevor|da|und|aber|oder|denn|so|dann|damals|früher)\b)\w+\s+"
+        r"(wir|sie|es|man|er|ihr)\b|"
+        r"\b(jemals|je|tatsächlich|wirklich)\b",
+        # a French one may invert its subject: "Proposons-nous …?"
+        "fr": r"^\s*(est-ce qu|y a-t-il|a-t-on|avons-nous|ont-ils|quand|\w+-(nous|vous|ils|elles|on|il|elle)\b)|"
+        r"\b(jamais|vraiment|réellement)\b",
         "es": r"^\s*(¿\s*)?(hay|hubo|tiene|tenemos|se|cuándo)\b|\b(alguna vez|realmente)\b",
         "zh": r"有没有|是否|真的|到底|实际上|什么时候|何时|吗[？?]?\s*$",
     },
@@ -95,10 +101,10 @@ SENTENCE_BREAK = re.compile(r"(?<=[.!?;:])\s+|(?<=[。！？；])|\n+")
 # words that ask for the state now (a question with them and no date asks for the current value), and the words
 # of "still", which ask for now too unless they follow a past verb beside a date (PAST_STILL)
 _NOW_WORDS: dict[str, str] = {
-    "en": r"current(ly)?|now|today|latest|most recent|these days|at the moment",
-    "de": r"aktuell\w*|jetzt|heute|derzeit|zurzeit|momentan",
-    "fr": r"actuel\w*|maintenant|aujourd'hui|en ce moment",
-    "es": r"actual\w*|ahora|hoy",
+    "en": r"current(ly)?|now|nowadays|today|latest|most recent|these days|at the moment",
+    "de": r"aktuell\w*|jetzt|heute|heutzutage|derzeit|zurzeit|momentan|inzwischen|mittlerweile|gegenwärtig",
+    "fr": r"actuel\w*|maintenant|aujourd'hui|en ce moment|désormais|à présent|de nos jours",
+    "es": r"actual\w*|ahora|hoy|hoy en día",
     "zh": r"目前|现在|当前|最新|如今",
 }
 _STILL_WORDS = {"en": "still|anymore", "de": "noch", "fr": "encore", "es": "todavía", "zh": "还"}

@@ -65,6 +65,15 @@ def test_language(text: str, lang: str | None) -> None:
         ("What oven did the bakery buy?", "value", False),
         ("What role have the ovens played in the bakery's success?", "other", False),  # a history, not a value
         ("Quillmate Voice", "other", False),  # no language: nothing is promoted
+        # a German or French yes/no question opens with its verb, or inverts its subject
+        ("Ein Kunde fragt nach Roggenbrot. Backen wir so etwas?", "happened", False),
+        ("Durfte die Filiale in Graz ihre alten Preise behalten?", "happened", False),
+        ("Als wir 2024 die Nachtschicht planten, welche Öfen brauchten wir?", "value", False),  # "als": a clause
+        ("Proposons-nous une livraison le dimanche ?", "happened", False),
+        # words of now beyond "now": "inzwischen", "nowadays", "désormais"
+        ("Welche Öfen nutzt die Bäckerei inzwischen?", "value", True),
+        ("How long do we keep the sourdough starter nowadays?", "value", True),
+        ("Quel four utilise-t-on désormais ?", "value", True),
     ],
 )
 def test_intent_in_several_languages(text: str, intent: str, now: bool) -> None:
