@@ -855,6 +855,12 @@ def _link_map(r: str, start: str, o: str, via: str | None, score: str | None = N
 # customer_feedback); current-first promotion asks for all of them (search/current.py)
 _ASKED = "any(s IN coalesce(cl.attr_stems, []) WHERE s IN $asked)"
 _VISIBLE_CLAIM = "($private OR NOT coalesce(cl.private, false))"
+# with $as_of, only what was known that day: a claim valid by then from a note written by then (as search/current.py
+# as_of_rows reads it; partial dates compare as their first day, as a string prefix does), a link first seen by then
+_KNOWN_CLAIM = (
+    "($as_of IS NULL OR (coalesce(cl.valid_from, cl.note_date, '') <= $as_of AND coalesce(cl.note_date, '') <= $as_of))"
+)
+_KNOWN_LINK = "($as_of IS NULL OR coalesce({r}.first_seen, '') <= $as_of)"
 
 
 def _neighbours(edge: str, fields: str) -> str:
@@ -914,7 +920,7 @@ def graph_context(vectors: bool) -> str:
     mention most; each entry entity's strongest and newest links ($limit per named entity, $seed_limit per
     seed, hubs allowed as ends; of those not of the $types the question names, only the $others most similar
     to the question travel); with $two_hops, two hops over the $types from the named entities (never through
-    a hub); and claims: those whose attribute stems the question asks for ($per_entity each,
+    a hub); with $as_of, only links first seen and claims known by that day; and claims: those whose attribute stems the question asks for ($per_entity each,
     whole timelines) plus the $others most similar to it; and what re-ranking reads of the claims of the
     $claim_chunk_ids (_chunk_claims), and the entity the vault is about (owner_entity), if any. Private
     evidence and claims only with $private.
@@ -942,7 +948,7 @@ def graph_context(vectors: bool) -> str:
         # a hub found only in the top notes gives its claims, not its links: reading and ordering every link of
         # the vault's most linked entities (20,000 on the bench graph) was most of graph search's time
         "CALL (keys, named_keys) { UNWIND keys AS k MATCH (e:Entity {key: k}) WHERE k IN named_keys OR NOT e:HubEntity "
-        "MATCH (e)-[r:" + _LINKS + "]-(o:Entity) WHERE " + _visible("r") + " "
+        "MATCH (e)-[r:" + _LINKS + "]-(o:Entity) WHERE " + _visible("r") + " AND " + _KNOWN_LINK.format(r="r") + " "
         "WITH k, e, r, o, k IN named_keys AS is_named ORDER BY r.count DESC, r.last_seen DESC, o.key, type(r) "
         "WITH k, e, is_named, collect([r, o]) AS rs "
         "WITH k, e, rs[..CASE WHEN is_named THEN $limit ELSE $seed_limit END] AS top "
@@ -968,6 +974,10 @@ def graph_context(vectors: bool) -> str:
         + _visible("r1")
         + " AND "
         + _visible("r2")
+        + " AND "
+        + _KNOWN_LINK.format(r="r1")
+        + " AND "
+        + _KNOWN_LINK.format(r="r2")
         + " "
         "WITH k, m, r2, o ORDER BY r2.count DESC, r2.last_seen DESC, o.key, m.key LIMIT $limit "
         + _first_chunk("r2")
@@ -977,7 +987,7 @@ def graph_context(vectors: bool) -> str:
     )
     asked = (
         "CALL (keys) { UNWIND keys AS k MATCH (cl:Claim)-[:ABOUT]->(e:Entity {key: k}) USING INDEX e:Entity(key) "
-        "WHERE " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
+        "WHERE " + _ASKED + " AND " + _VISIBLE_CLAIM + " AND " + _KNOWN_CLAIM + " "
         "WITH k, e, cl ORDER BY cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id "
         "WITH k, e, collect(cl)[..$per_entity] AS cls UNWIND cls AS cl "
         "WITH k, e, cl, true AS asked, " + _SIM.format(v="cl") + " AS score " + _TIMELINE + " AS asked } "
@@ -986,14 +996,20 @@ def graph_context(vectors: bool) -> str:
         others = (
             "CALL (keys) { UNWIND keys AS k MATCH (e:Entity {key: k}) WITH collect(e) AS es "
             f"CALL db.index.vector.queryNodes('{CLAIM_LINE_INDEX}', $fetch, $qvec) YIELD node AS cl "
-            "MATCH (cl)-[:ABOUT]->(e:Entity) WHERE e IN es AND NOT " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
+            "MATCH (cl)-[:ABOUT]->(e:Entity) WHERE e IN es AND NOT "
+            + _ASKED
+            + " AND "
+            + _VISIBLE_CLAIM
+            + " AND "
+            + _KNOWN_CLAIM
+            + " "
             "WITH e.key AS k, e, cl, " + _SIM.format(v="cl") + " AS score ORDER BY score DESC, cl.id LIMIT $others "
             "WITH k, e, cl, false AS asked, score " + _TIMELINE + " AS others } "
         )
     else:  # no question vector: the newest current claims of the entry entities
         others = (
             "CALL (keys) { UNWIND keys AS k MATCH (cl:Claim)-[:ABOUT]->(e:Entity {key: k}) USING INDEX e:Entity(key) "
-            "WHERE NOT " + _ASKED + " AND " + _VISIBLE_CLAIM + " "
+            "WHERE NOT " + _ASKED + " AND " + _VISIBLE_CLAIM + " AND " + _KNOWN_CLAIM + " "
             "WITH k, e, cl ORDER BY cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id "
             "LIMIT $others WITH k, e, cl, false AS asked, null AS score " + _TIMELINE + " AS others } "
         )

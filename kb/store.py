@@ -543,9 +543,10 @@ class KnowledgeStore:
         claim_chunk_ids: Sequence[str] = (),
         claim_stems: Sequence[str] = (),
         per_chunk: int = 3,
+        as_of: str | None = None,
     ) -> dict[str, list[dict[str, Any]]]:
         """The entities a question names (found by `words`) and seeds, their links, typed two-hop links and
-        claims, and (`chunk_claims`) each of `claim_chunk_ids`' `per_chunk` claims nearest `qvec` and those of
+        claims (with `as_of`, those known that day), and (`chunk_claims`) each of `claim_chunk_ids`' `per_chunk` claims nearest `qvec` and those of
         an attribute named by `claim_stems`, and the vault's `owner` (owner(), as a list of none or one): in one
         round trip."""
         vectors = qvec is not None and self.has_line_index()
@@ -570,6 +571,7 @@ class KnowledgeStore:
             claim_stems=list(claim_stems),
             per_chunk=per_chunk,
             claim_fetch=300,
+            as_of=as_of,
         )[0]
         return {k: row[k] for k in ("named", "seeds", "links", "hops", "claims", "chunk_claims", "owner")}
 

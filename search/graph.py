@@ -215,6 +215,7 @@ def graph_search(
         claim_chunks,
         sorted(q.stems),
         cfg.claims_per_chunk,
+        as_of,
     )
     if as_of:
         ctx = {**ctx, "claims": as_of_rows(ctx["claims"], as_of)}

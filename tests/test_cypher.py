@@ -10,6 +10,7 @@ from kb import cypher
 
 GRAPH_PARAMS = {
     "question",
+    "as_of",
     "words",
     "pronouns",
     "chunk_ids",
@@ -47,6 +48,13 @@ def test_graph_context_never_passes_through_a_hub_and_hides_private_evidence() -
     assert "NOT m:HubEntity" in text  # two hops: a hub may end a path, never be its middle
     assert "$private OR size(coalesce(r.public_chunk_ids, [])) > 0" in text
     assert "ELSE r.public_evidence[..1]" in text and "$private OR NOT coalesce(cl.private, false)" in text
+
+
+def test_graph_context_keeps_to_what_was_known_as_of_a_day() -> None:
+    """Every claim and link read passes the as-of test ($as_of null: all of them)."""
+    for text in (cypher.graph_context(True), cypher.graph_context(False)):
+        assert text.count("coalesce(cl.valid_from, cl.note_date, '') <= $as_of") == 2  # the asked and the others
+        assert "coalesce(r.first_seen, '') <= $as_of" in text and "coalesce(r2.first_seen, '') <= $as_of" in text
 
 
 def test_claim_line_index_and_claim_edges() -> None:

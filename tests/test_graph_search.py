@@ -20,10 +20,12 @@ from kb.embed import line_floor
 from kb.embed.ollama import OllamaEmbedder
 from kb.embed.onnx import OnnxEmbedder
 from kb.sandbox import PublicStore
+from kb.search.current import as_of_rows
 from kb.search.graph import PRESETS, GraphConfig, _told_apart, _unrepeated, graph_search, implied_types, trim
 from kb.search.hybrid import Filters, hybrid_search
 from kb.search.lines import Line
 from kb.search.modes import run_search
+from kb.search.rerank import claim_when
 from kb.search.results import ChunkResult, NoteResult
 from kb.search.router import route
 from kb.server import ServerInfo
@@ -264,6 +266,26 @@ def test_the_chunks_claims_come_in_the_same_read(built: Store) -> None:
     assert [r["chunk"] for r in rows] == sorted(r["chunk"] for r in rows)
     assert any(r["claim"]["attribute"] == "customer_count" and r["entry"] for r in rows)
     assert read([]) == []
+
+
+def test_as_of_fetches_the_claims_known_that_day(built: Store) -> None:
+    """With --as-of the statement keeps to claims known that day before it picks the newest or nearest: picking
+    first and leaving later claims out afterwards left an early day with none of its values."""
+    question = "How many customers does Lumen Ledger have?"
+    ks = KnowledgeStore(built)
+    stems = ["customer", "count"]
+    args = (question, "lumen ledger customers", [], [], 0, False, [], stems, EMB.embed_query(question), 5, 5)
+
+    def claims(as_of: str | None) -> list[dict[str, Any]]:
+        """The claims of the attribute asked for (customer count), two per entity."""
+        return [r for r in ks.graph_context(*args, 2, 2, True, as_of=as_of)["claims"] if r["asked"]]
+
+    day = "2023-12-31"
+    newest = claims(None)
+    assert newest and not as_of_rows(newest, day)  # the newest two are later: read afterwards, nothing is left
+    known = claims(day)
+    assert known and all(claim_when(r["claim"]) <= day and r["claim"]["note_date"] <= day for r in known)
+    assert any(r["claim"]["attribute"] == "customer_count" and "133" in str(r["claim"]["value"]) for r in known)
 
 
 def test_read_maps_returns_what_read_does(built: Store) -> None:
