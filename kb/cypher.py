@@ -920,10 +920,10 @@ def graph_context(vectors: bool) -> str:
     mention most; each entry entity's strongest and newest links ($limit per named entity, $seed_limit per
     seed, hubs allowed as ends; of those not of the $types the question names, only the $others most similar
     to the question travel); with $two_hops, two hops over the $types from the named entities (never through
-    a hub); with $as_of, only links first seen and claims known by that day; and claims: those whose attribute stems the question asks for ($per_entity each,
-    whole timelines) plus the $others most similar to it; and what re-ranking reads of the claims of the
-    $claim_chunk_ids (_chunk_claims), and the entity the vault is about (owner_entity), if any. Private
-    evidence and claims only with $private.
+    a hub); with $as_of, only links first seen and claims known by that day; and claims: those whose attribute
+    stems the question asks for ($per_entity each, whole timelines) plus the $others most similar to it; and what
+    re-ranking reads of the claims of the $claim_chunk_ids (_chunk_claims), and the entity the vault is about
+    (owner_entity), if any. Private evidence and claims only with $private.
     One statement: on two cores, splitting it into halves run side by side measured slower, and a second
     statement for the chunks' claims cost a round trip (~1 ms) and its rows' decoding. The USING INDEX
     hints make the planner seek the keys and chunk ids it is given: without them it scanned every entity per

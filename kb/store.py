@@ -546,9 +546,9 @@ class KnowledgeStore:
         as_of: str | None = None,
     ) -> dict[str, list[dict[str, Any]]]:
         """The entities a question names (found by `words`) and seeds, their links, typed two-hop links and
-        claims (with `as_of`, those known that day), and (`chunk_claims`) each of `claim_chunk_ids`' `per_chunk` claims nearest `qvec` and those of
-        an attribute named by `claim_stems`, and the vault's `owner` (owner(), as a list of none or one): in one
-        round trip."""
+        claims (with `as_of`, those known that day), and (`chunk_claims`) each of `claim_chunk_ids`' `per_chunk`
+        claims nearest `qvec` and those of an attribute named by `claim_stems`, and the vault's `owner` (owner(),
+        as a list of none or one): in one round trip."""
         vectors = qvec is not None and self.has_line_index()
         row = self.store.read_maps(
             cypher.graph_context(vectors),
