@@ -844,7 +844,8 @@ def _link_map(r: str, start: str, o: str, via: str | None, score: str | None = N
     via_part = f"via: {via}.name, " if via else ""
     return (
         f"{{type: type({r}), outgoing: startNode({r}) = {start}, other: {o}.name, other_key: {o}.key, {via_part}"
-        f"hub: {o}:HubEntity, count: {r}.count, last_seen: {r}.last_seen, modalities: {r}.modalities, "
+        f"hub: {o}:HubEntity, count: {r}.count, first_seen: {r}.first_seen, last_seen: {r}.last_seen, "
+        f"modalities: {r}.modalities, "
         f"evidence: CASE WHEN $private THEN {r}.evidence[..1] ELSE {r}.public_evidence[..1] END, "
         f"chunk_ids: CASE WHEN $private THEN {r}.chunk_ids[..1] ELSE {r}.public_chunk_ids[..1] END, "
         f"cite_path: c.note_path, cite_date: c.date, score: {score or _SIM.format(v=r)}}}"

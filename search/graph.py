@@ -218,7 +218,7 @@ def graph_search(
         as_of,
     )
     if as_of:
-        ctx = {**ctx, "claims": as_of_rows(ctx["claims"], as_of)}
+        ctx = {**ctx, "claims": as_of_rows(ctx["claims"], as_of), **_links_as_of(ctx, as_of)}
     if current:
         ctx = {**ctx, "claims": current_only(ctx["claims"])}
     named, seeds = ctx["named"], ctx["seeds"]
@@ -355,6 +355,11 @@ def _rerank(
         results = nearest_record_first(results, about, q, as_of, note_of, cfg.rerank_depth, cfg.ai_chat_folders)
     moved = [{"path": r.path, "why": why} for r in results for why in (r.promoted, r.demoted) if why]
     return results, moved
+
+
+def _links_as_of(ctx: dict[str, list[dict[str, Any]]], as_of: str) -> dict[str, list[dict[str, Any]]]:
+    """Link rows told the as-of day: a link also seen after it says since when, not how often or how lately."""
+    return {k: [{**h, "row": {**h["row"], "as_of": as_of}} for h in ctx[k]] for k in ("links", "hops")}
 
 
 def _public(row: dict[str, Any]) -> dict[str, Any]:

@@ -45,10 +45,10 @@ def link_line(row: dict[str, Any], pinned: bool = False, cite: tuple[str, str | 
     label = f"; {mods}" if mods else ""
     evidence = (row.get("evidence") or [""])[0]
     start = f"{a} " if a else ""
-    text = (
-        f"{row.get('entry_name', '')} {start}{arrow} {b} ({row['count']}x, last {row.get('last_seen')}{label}): "
-        f'"{evidence}" {_cite(*cite)}'
-    ).strip()
+    seen = f"{row['count']}x, last {row.get('last_seen')}"
+    if row.get("as_of") and str(row.get("last_seen") or "") > row["as_of"]:
+        seen = f"since {row.get('first_seen')}"  # how often and how lately by that day is not known
+    text = (f'{row.get("entry_name", "")} {start}{arrow} {b} ({seen}{label}): "{evidence}" {_cite(*cite)}').strip()
     return Line(
         "link", text, cite[0], cite[1], pinned, 1, sim=row.get("score"), chunk=(row.get("chunk_ids") or [""])[0]
     )

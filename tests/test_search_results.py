@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from kb.search.lines import Line
+from kb.search.lines import Line, link_line
 from kb.search.results import (
     ChunkResult,
     FlatResult,
@@ -108,3 +108,23 @@ def test_flat_chunks_carry_their_note_path_first() -> None:
     assert flat.to_json()["mode"] == "flat" and flat.to_json()["timing"] == {"keyword_ms": 0.0}
     assert list(flat.to_json()["chunks"][0])[:2] == ["path", "id"]
     assert "path" not in CHUNK.to_json() and "demoted" not in NOTE.to_json()
+
+
+def test_a_link_line_as_of_a_day_says_since_when_if_also_seen_later() -> None:
+    """With --as-of, a link's count and last date may come from notes written after that day: then it says since
+    when it was seen, which was known that day."""
+    row = {
+        "type": "SUPPLIES",
+        "outgoing": True,
+        "other": "Millhouse Flour",
+        "count": 5,
+        "first_seen": "2023-02-01",
+        "last_seen": "2025-09-30",
+        "evidence": ["Millhouse delivers the rye flour"],
+        "entry_name": "Corner Bakery",
+    }
+    cite = ("Suppliers/Millhouse.md", "2023-02-01")
+    assert "(5x, last 2025-09-30)" in link_line(row, cite=cite).text
+    then = link_line({**row, "as_of": "2024-01-01"}, cite=cite).text
+    assert "(since 2023-02-01)" in then and "2025" not in then
+    assert "(5x, last 2025-09-30)" in link_line({**row, "as_of": "2026-01-01"}, cite=cite).text  # all known by then
