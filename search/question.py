@@ -42,15 +42,20 @@ FUNCTION_WORDS: dict[str, frozenset[str]] = {
     ),
     "de": frozenset(
         "der die das ist sind war waren wir unser unsere hat haben wie was wer welche wann warum "
-        "und mit für im ein eine gibt jemals viele in den dem des auf zu von nicht auch noch ihre ihr sich bei".split()
+        "und mit für im ein eine gibt jemals viele in den dem des auf zu von nicht auch noch ihre ihr sich bei "
+        "wird werden wurde wurden kann können muss soll gab nach über seit pro nur schon kein keine sehr heute jetzt "
+        "dann wenn ob dass oder aber zum zur vom beim".split()
     ),
     "fr": frozenset(
         "le la les est sont était nous notre avons a combien quel quelle quels qui quand pourquoi "
-        "et de des du une un qu est ce y jamais l d on en au aux dans sur pour par pas ne nos leur il elle ils".split()
+        "et de des du une un qu est ce y jamais l d on en au aux dans sur pour par pas ne nos leur il elle ils "
+        "ont avait très aussi encore déjà toujours aujourd maintenant depuis avec sans chez entre mais où comment "
+        "cette ces sa ses vos".split()
     ),
     "es": frozenset(
         "el la los las es son era fue nosotros nuestro tenemos cuántos cuánto qué quién cuándo por "
-        "y de del una un alguna vez en se lo al para con no".split()
+        "y de del una un alguna vez en se lo al para con no está están hay eran tiene tienen hoy ahora ya desde "
+        "sin pero dónde cómo cuál este esta estos sus nuestros".split()
     ),
 }
 # Per intent and language, the one pattern that says the question asks for it. Order of INTENTS decides ties.

@@ -28,6 +28,11 @@ TODAY = dt.date(2026, 12, 1)
         ("Combien coûte l'abonnement maintenant ?", "fr"),
         ("which clients use AutoMatch?", "en"),
         ("Quanti clienti abbiamo a Milano?", None),  # Italian: one "a" that English and French share
+        # short questions whose one shared word ("was", "a") was all they had
+        ("Was kostet Roggenbrot heute pro Stück?", "de"),
+        ("¿Hay pan hoy?", "es"),
+        ("Où livre-t-on depuis mars ?", "fr"),
+        ("Was the oven ever fixed?", "en"),
     ],
 )
 def test_language(text: str, lang: str | None) -> None:
