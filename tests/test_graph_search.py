@@ -21,7 +21,16 @@ from kb.embed.ollama import OllamaEmbedder
 from kb.embed.onnx import OnnxEmbedder
 from kb.sandbox import PublicStore
 from kb.search.current import as_of_rows
-from kb.search.graph import PRESETS, GraphConfig, _told_apart, _unrepeated, graph_search, implied_types, trim
+from kb.search.graph import (
+    PRESETS,
+    GraphConfig,
+    _lines,
+    _told_apart,
+    _unrepeated,
+    graph_search,
+    implied_types,
+    trim,
+)
 from kb.search.hybrid import Filters, hybrid_search
 from kb.search.lines import Line
 from kb.search.modes import run_search
@@ -579,3 +588,22 @@ def test_a_hub_found_only_in_the_top_notes_gives_its_claims_not_its_links(built:
         assert any(h["entry"] == hub["key"] for h in named["links"])
     finally:
         built.run("MATCH (e:Entity {key: $key}) REMOVE e:HubEntity", key=hub["key"])
+
+
+def test_only_the_asked_timelines_nearest_the_question_are_pinned() -> None:
+    """A word the question only mentions can name many attributes ("customers": every customer_* one); the
+    `pin_timelines` timelines whose lines are nearest the question are pinned, the others go to the trim."""
+
+    def claim(attribute: str, value: str, sim: float, current: bool) -> dict[str, Any]:
+        c = {"attribute": attribute, "value": value, "modality": "fact", "valid_from": "2025-01", "quote": value}
+        c |= {"note_path": f"Shop/{attribute}.md", "note_date": "2025-01-02", "is_current": current}
+        return {"entry": "thing:shop", "entity": "Shop", "claim": c, "sup": [], "conf": [], "then": [], "score": sim}
+
+    rows = [claim(f"customer_{n}", f"v{n}-{k}", 0.5 + n / 100, k == 0) for n in range(8) for k in range(4)]
+    ctx: dict[str, list[dict[str, Any]]] = {"links": [], "hops": [], "claims": [{**r, "asked": True} for r in rows]}
+    lines = _lines(ctx, {"thing:shop": "Shop"}, [], True, 60, 3, 6)
+    pinned = [ln for ln in lines if ln.pinned]
+    assert {ln.timeline.split("\x00")[1] for ln in pinned} == {f"customer_{n}" for n in range(2, 8)}  # nearest six
+    assert all(sum(ln.timeline == t.timeline for ln in pinned) <= 3 for t in pinned)  # three lines each
+    assert len(lines) == len(rows)  # the rest stay for the trim
+    assert len([ln for ln in _lines(ctx, {"thing:shop": "Shop"}, [], True, 60, 3, 100) if ln.pinned]) == 8 * 3
