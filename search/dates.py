@@ -104,6 +104,12 @@ YEAR_THEN_MONTH = re.compile(
     + "|".join(sorted(MONTHS, key=len, reverse=True))
     + r")(?!\w)"
 )
+# the year after one the text names: "signed in 2023 … the following year", "autumn 2022 … the next year", "l'année
+# suivante", "im Jahr darauf" (dateparser reads "the next year" from today)
+YEAR_AFTER = re.compile(
+    r"(?i)\bthe (?:next|following) year\b|\bthe year after\b(?! \d)|\bl'année (?:suivante|d'après)\b|"
+    r"\bim (?:folgenden|nächsten) jahr\b|\bim jahr darauf\b|\bel año siguiente\b"
+)
 # "the fourth quarter of 2024", "Q4" spelt out: ordinal + quarter word + a year (or "last year"/"this year")
 _YEAR_REF = r"((?:19|20)\d\d|" + _YEAR_WORDS + ")"
 ORDINAL_QUARTER = re.compile(
@@ -308,6 +314,10 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
         if SINCE.search(text[: m.start()]):
             span = (span[0], today)  # "since March this year" reads to today
         add(m, span)
+    for m in YEAR_AFTER.finditer(text):
+        named = _year_before(text, m.start(), today)
+        if named is not None:
+            add(m, _month_span(named + 1, 1, 12))
     for m in YEAR_THEN_MONTH.finditer(text):
         if m.group("month").lower() == "may" and not MAY_MONTH.search(text[: m.start("month")]):
             continue  # "this year, may we …"

@@ -176,6 +176,19 @@ def test_a_month_with_a_year_in_words_is_that_month() -> None:
     assert read("Bakers may this year want rye") == ["this year=2026-01-01..2026-12-31"]  # "may", the verb
 
 
+def test_the_year_after_one_named_follows_it_not_today() -> None:
+    assert read("We opened the café in 2023. Did it turn a profit the following year?")[-1] == (
+        "the following year=2024-01-01..2024-12-31"
+    )
+    assert read("After the autumn 2022 tasting, what did the school order the next year?")[-1] == (
+        "the next year=2023-01-01..2023-12-31"
+    )
+    assert read("Ouvert en 2023, le café a-t-il gagné de l'argent l'année suivante ?", "fr")[-1] == (
+        "l'année suivante=2024-01-01..2024-12-31"
+    )
+    assert read("What do we plan to bake next year?") == ["next year=2027-01-01..2027-12-31"]  # from today
+
+
 def test_a_year_counted_back_in_words() -> None:
     assert read("How many loaves did we sell in Q2 two years ago?") == ["Q2 two years ago=2024-04-01..2024-06-30"]
     assert read("Brotumsatz im dritten Quartal vor zwei Jahren?", "de") == [
