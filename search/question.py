@@ -93,7 +93,7 @@ INTENT_RULES: dict[str, dict[str, str]] = {
         r"\b(jemals|je|tatsächlich|wirklich)\b",
         # a French one may invert its subject: "Proposons-nous …?"
         "fr": r"^\s*(est-ce qu|y a-t-il|a-t-on|avons-nous|ont-ils|quand|\w+-(nous|vous|ils|elles|on|il|elle)\b)|"
-        r"\b(jamais|vraiment|réellement)\b",
+        r",\s*est-ce qu|\b(jamais|vraiment|réellement|finalement)\b",
         "es": r"^\s*(¿\s*)?(hay|hubo|tiene|tenemos|se|cuándo)\b|\b(alguna vez|realmente)\b",
         "zh": r"有没有|是否|真的|到底|实际上|什么时候|何时|吗[？?]?\s*$",
     },

@@ -75,6 +75,9 @@ def test_language(text: str, lang: str | None) -> None:
         ("Durfte die Filiale in Graz ihre alten Preise behalten?", "happened", False),
         ("Als wir 2024 die Nachtschicht planten, welche Öfen brauchten wir?", "value", False),  # "als": a clause
         ("Proposons-nous une livraison le dimanche ?", "happened", False),
+        ("La boulangerie de Lyon, est-ce qu'elle a rouvert ?", "happened", False),  # a topic, then the question
+        ("Combien est-ce que coûte la baguette ?", "value", False),  # "est-ce que" after a question word
+        ("Le four promis en 2024 a-t-il finalement été livré ?", "happened", False),
         # words of now beyond "now": "inzwischen", "nowadays", "désormais"
         ("Welche Öfen nutzt die Bäckerei inzwischen?", "value", True),
         ("How long do we keep the sourdough starter nowadays?", "value", True),
