@@ -94,7 +94,9 @@ INTENT_RULES: dict[str, dict[str, str]] = {
         # a French one may invert its subject: "Proposons-nous …?"
         "fr": r"^\s*(est-ce qu|y a-t-il|a-t-on|avons-nous|ont-ils|quand|\w+-(nous|vous|ils|elles|on|il|elle)\b)|"
         r",\s*est-ce qu|\b(jamais|vraiment|réellement|finalement)\b",
-        "es": r"^\s*(¿\s*)?(hay|hubo|tiene|tenemos|se|cuándo)\b|\b(alguna vez|realmente)\b",
+        # a Spanish yes/no question opens "¿" with no question word: "¿Ya lanzamos …?"
+        "es": r"^\s*(¿\s*)?(hay|hubo|tiene|tenemos|se|cuándo)\b|\b(alguna vez|realmente|finalmente)\b|"
+        r"^\s*¿\s*(?!(qué|quién|quiénes|cuál|cuáles|cuánt[oa]s?|cómo|dónde|por qué|para qué)\b)",
         "zh": r"有没有|是否|真的|到底|实际上|什么时候|何时|吗[？?]?\s*$",
     },
     "value": {

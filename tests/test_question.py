@@ -78,6 +78,8 @@ def test_language(text: str, lang: str | None) -> None:
         ("La boulangerie de Lyon, est-ce qu'elle a rouvert ?", "happened", False),  # a topic, then the question
         ("Combien est-ce que coûte la baguette ?", "value", False),  # "est-ce que" after a question word
         ("Le four promis en 2024 a-t-il finalement été livré ?", "happened", False),
+        ("¿Ya abrimos la panadería de Sevilla o sigue pendiente?", "happened", False),  # "¿" with no question word
+        ("¿Cuántos panaderos tenemos?", "value", False),
         # words of now beyond "now": "inzwischen", "nowadays", "désormais"
         ("Welche Öfen nutzt die Bäckerei inzwischen?", "value", True),
         ("How long do we keep the sourdough starter nowadays?", "value", True),
