@@ -240,7 +240,7 @@ def _year_before(text: str, at: int, today: dt.date | None = None) -> int | None
     with `today` also in words ("three years ago, at the December board")."""
     named = [(m.start(), int(m.group(1))) for m in YEAR.finditer(text, 0, at)]
     if today is not None:
-        named += [(m.start(), today.year - (years_back(m.group(0)) or 0)) for m in YEAR_WORDS.finditer(text, 0, at)]
+        named += [(m.start(), _year_of(m.group(0), today)) for m in YEAR_WORDS.finditer(text, 0, at)]
     return max(named)[1] if named else None
 
 
@@ -299,17 +299,17 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
         year = int(m.group(6) or m.group(7) or m.group(8) or m.group(10))
         add(m, _year_part(year, next((g for g in (m.group(i) for i in (1, 2, 3, 4, 5, 9)) if g), "end")))
     for m in YEAR_PART_WORDS.finditer(text):
-        year = today.year - (years_back(m.group(6)) or 0)
+        year = _year_of(m.group(6), today)
         add(m, _year_part(year, next((g for g in m.groups()[:5] if g), "end")))
     for m in YEAR_ALONE.finditer(text):
-        year = today.year - (years_back(m.group(1)) or 0)
+        year = _year_of(m.group(1), today)
         add(m, _month_span(year, 1, 12))
     for m in SEASON.finditer(text):
         add(m, _month_span(int(m.group(2)), SEASON_START[m.group(1).lower()], 3))
     for m in MONTH_OF_YEAR.finditer(text):
         if m.group(1).lower() == "may" and not MAY_MONTH.search(text[: m.start()]):
             continue  # "reps may this year …": the verb, not the month
-        year = today.year - (years_back(m.group(2)) or 0)
+        year = _year_of(m.group(2), today)
         span = _month_span(year, MONTHS[m.group(1).lower()], 1)
         if SINCE.search(text[: m.start()]):
             span = (span[0], today)  # "since March this year" reads to today
@@ -321,7 +321,7 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
     for m in YEAR_THEN_MONTH.finditer(text):
         if m.group("month").lower() == "may" and not MAY_MONTH.search(text[: m.start("month")]):
             continue  # "this year, may we …"
-        add(m, _month_span(today.year - (years_back(m.group(1)) or 0), MONTHS[m.group("month").lower()], 1))
+        add(m, _month_span(_year_of(m.group(1), today), MONTHS[m.group("month").lower()], 1))
     return out
 
 
@@ -362,7 +362,7 @@ def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
         if year_s:
             year = int(year_s)
         elif named:
-            year = today.year - (years_back(named.group(0)) or 0)  # "Q3 last year", "Q2 two years ago"
+            year = _year_of(named.group(0), today)  # "Q3 last year", "Q2 two years ago"
         else:
             year = _context_year(text, m.start(), q, today)
         start, end = _quarter(year, q)
@@ -470,10 +470,10 @@ def _number_words(lang: str) -> frozenset[str]:
     return frozenset(k for d in simplifications for k, v in d.items() if k.isalpha() and v.isdigit())
 
 
-def _only_numbers(phrase: str, lang: str, today: dt.date, when: dt.date | None = None) -> bool:
+def _only_numbers(phrase: str, lang: str, today: dt.date, when: dt.date) -> bool:
     """Whether a phrase without digits is a date only by a number word ("the one we" read as January): without
-    its number words and its words of two letters, it no longer reads as a date, or (given `when`, the phrase's
-    date) as another one ("mit zwölf": "mit" alone is a Wednesday, "zwölf" made it December)."""
+    its number words and its words of two letters, it no longer reads as a date, or as another one than `when`,
+    the phrase's ("mit zwölf": "mit" alone is a Wednesday, "zwölf" made it December)."""
     if lang == "zh" or re.search(r"\d", phrase) or TIME_UNIT.search(phrase):
         return False  # "three years ago": the number counts a unit
     numbers = _number_words(lang)
@@ -482,7 +482,7 @@ def _only_numbers(phrase: str, lang: str, today: dt.date, when: dt.date | None =
         return False
     kept = [w for w, bare in words if len(bare) > 2 and bare not in numbers]
     alone = _parser(lang, today).get_date_data(" ".join(kept)).date_obj if kept else None
-    return alone is None or (when is not None and alone.date() != when)
+    return alone is None or alone.date() != when
 
 
 def _dateparser_hits(text: str, lang: str, today: dt.date) -> list[tuple[str, dt.date, str]]:

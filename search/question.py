@@ -88,9 +88,9 @@ INTENT_RULES: dict[str, dict[str, str]] = {
         r"\b(ever|actually|really|happen\w*)\b",
         # a German yes/no question opens with its verb: "Bieten wir …?", "Durfte Loop & Co …?"
         "de": r"^\s*(hat|haben|hatte|hatten|ist|sind|war|waren|gibt|gab|wann|wurde|wurden|kann|können|konnte|"
-        r"konnten|darf|dürfen|durfte|durften|muss|müssen|musste|mussten)\b|^\s*(?!(w\w*|als|wenn|ob|dass|weil|seit\w*|nachdem|bevor|da|und|aber|oder|denn|so|dann|damals|früher)\b)\w+\s+"
-        r"(wir|sie|es|man|er|ihr)\b|"
-        r"\b(jemals|je|tatsächlich|wirklich)\b",
+        r"konnten|darf|dürfen|durfte|durften|muss|müssen|musste|mussten)\b|"
+        r"^\s*(?!(w\w*|als|wenn|ob|dass|weil|seit\w*|nachdem|bevor|da|und|aber|oder|denn|so|dann|damals|früher)\b)"
+        r"\w+\s+(wir|sie|es|man|er|ihr)\b|\b(jemals|je|tatsächlich|wirklich)\b",
         # a French one may invert its subject: "Proposons-nous …?"
         "fr": r"^\s*(est-ce qu|y a-t-il|a-t-on|avons-nous|ont-ils|quand|\w+-(nous|vous|ils|elles|on|il|elle)\b)|"
         r",\s*est-ce qu|\b(jamais|vraiment|réellement|finalement)\b",
@@ -272,12 +272,17 @@ def _intent(main: str, lang: str | None) -> tuple[str, list[str]]:
     return "other", []
 
 
+def _words(text: str) -> tuple[str, ...]:
+    """The text's words, lower-cased, in order, each once (each Han character a word)."""
+    return tuple(dict.fromkeys(w.lower() for w in WORD.findall(text)))
+
+
 def parse(text: str, today: dt.date | None = None) -> Question:
     """Read a question once; `today` (default: the local date) anchors relative dates."""
     lang = language(text)
     main = main_clause(text, lang).lower()
     intent, rules = _intent(main, lang)
-    words = tuple(dict.fromkeys(w.lower() for w in WORD.findall(text)))
+    words = _words(text)
     day = today or dt.date.today()
     ranges = tuple(resolve(text, day, lang))
     asked_from = max((m.end() for m in SENTENCE_BREAK.finditer(text) if text[m.end() :].strip()), default=0)
@@ -321,9 +326,7 @@ def parse(text: str, today: dt.date | None = None) -> Question:
         when,
         past,
         day.isoformat(),
-        frozenset(stems(tuple(dict.fromkeys(w.lower() for w in WORD.findall(text[asked_from:])))) | abbrev)
-        if asked_from
-        else frozenset(),
+        frozenset(stems(_words(text[asked_from:])) | abbrev) if asked_from else frozenset(),
     )
 
 

@@ -5,9 +5,9 @@ with no period) puts newer notes first, by the later of the note's date and its 
 last month speaks for last month); a question naming a period puts first the notes written in it, then those
 written after it, and last those written before it (a note cannot record what had not happened yet). A note written
 up to `grace` days after the period counts as written in it: the board update of October reports the third quarter
-(graph mode on the project's 23 sets over the shared vault,
-against no grace in the same build: 15, 31 or 62 days, MRR 0.737 -> 0.740 / 0.741 / 0.740 with 7 / 8 / 9 questions
-won and 2 / 3 / 3 lost, current-first 0.728 -> 0.731, 1 won and none lost, each).
+(graph mode on the project's 23 sets over the shared vault, against no grace in the same build: 15, 31 or 62 days,
+MRR 0.737 -> 0.740 / 0.741 / 0.740 with 7 / 8 / 9 questions won and 2 / 3 / 3 lost, current-first 0.728 -> 0.731,
+1 won and none lost, each).
 
 It reads only the dates of the ranked notes, in any language the question rules read, and runs on hybrid's order
 before the claim-aware re-ranking, whose promotions and demotions then stand. Measured on the project's 14 sets
