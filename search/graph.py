@@ -188,7 +188,6 @@ def graph_search(
     # the question is embedded beside hybrid's full-text legs, not before them
     base, qvec = hybrid_with_vector(index, embedder, q.text, k=cfg.k, filters=filters)
     t1 = time.perf_counter()
-    chunk_ids = [c.id for r in base.notes[:5] for c in r.chunks]
     types = implied_types(q)
     private = bool(filters and filters.include_private)
     # how something changed: its timeline, kept whole in the lines, is the answer, and no one note is; the time order
@@ -198,10 +197,52 @@ def graph_search(
     reread = (q.asks_for_state() or bool((as_of or current) and q.intent != "why")) and (
         q.intent != "change" or bool(as_of)
     )
-    # the claims re-ranking reads come in the same round trip
-    claim_chunks = (
-        sorted({c.id for r in base.notes[: cfg.rerank_depth] for c in r.chunks}) if reread and cfg.rerank else []
+    ctx = _context(ks, q, base.notes, qvec, cfg, types, private, reread, as_of, current)
+    named, seeds = ctx["named"], ctx["seeds"]
+    entry = {e["key"]: e["name"] for e in named + seeds}  # key -> name, named entities first
+    # the history of what a question names is its answer: not capped
+    per_timeline = cfg.max_claims if named and q.intent == "change" else cfg.per_timeline
+    lines = in_date_range(_lines(ctx, entry, types, private, cfg.max_claims, per_timeline, cfg.pin_timelines), filters)
+    floor = (cfg.line_floor or 0.0) if q.lang in (cfg.vector_languages or ()) else 0.0
+    kept, dropped = trim(lines, qvec is not None, cfg, floor)
+    # the timeline a change question asks about is its answer: kept whole
+    kept, repeated = _unrepeated(kept, base.notes, cfg, _told_apart(lines), whole_timelines=q.intent == "change")
+    notes, moved, q = _reorder(index, base.notes, ctx, q, cfg, filters, as_of, reread)
+    t2 = time.perf_counter()
+    tokens, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
+    graph = GraphReport(
+        entry_entities=[
+            {"name": e["name"], "key": e["key"], "named": n < len(named)} for n, e in enumerate(named + seeds)
+        ],
+        implied_relationships=types,
+        lines=used,
+        reranked=moved,
+        dropped_by_trim=dropped,
+        dropped_as_read_in_chunks=repeated,
+        tokens=tokens,
+        config=asdict(cfg),
     )
+    timing = {**base.timing, "hybrid_ms": (t1 - t0) * 1e3, "graph_ms": (t2 - t1) * 1e3}
+    reading = reading_of(q, as_of, current, detailed=True)
+    return replace(base, mode="graph", notes=notes, question=reading, graph=graph, timing=timing)
+
+
+def _context(
+    ks: KnowledgeStore,
+    q: Question,
+    notes: list[NoteResult],
+    qvec: list[float] | None,
+    cfg: GraphConfig,
+    types: list[str],
+    private: bool,
+    reread: bool,
+    as_of: str | None,
+    current: bool,
+) -> dict[str, list[dict[str, Any]]]:
+    """What the graph holds for the question, in one round trip: its entry entities, their links and claims, and
+    (to re-read the ranking) the claims of the first notes' chunks; as they stood `as_of`, or only the current."""
+    chunk_ids = [c.id for r in notes[:5] for c in r.chunks]
+    claim_chunks = sorted({c.id for r in notes[: cfg.rerank_depth] for c in r.chunks}) if reread and cfg.rerank else []
     ctx = ks.graph_context(
         q.text,
         entity_words(q),
@@ -226,59 +267,46 @@ def graph_search(
         ctx = {**ctx, "claims": as_of_rows(ctx["claims"], as_of), **_links_as_of(ctx, as_of)}
     if current:
         ctx = {**ctx, "claims": current_only(ctx["claims"])}
-    named, seeds = ctx["named"], ctx["seeds"]
-    entry = {e["key"]: e["name"] for e in named + seeds}  # key -> name, named entities first
-    # the history of what a question names is its answer: not capped
-    per_timeline = cfg.max_claims if named and q.intent == "change" else cfg.per_timeline
-    lines = in_date_range(_lines(ctx, entry, types, private, cfg.max_claims, per_timeline, cfg.pin_timelines), filters)
-    floor = (cfg.line_floor or 0.0) if q.lang in (cfg.vector_languages or ()) else 0.0
-    kept, dropped = trim(lines, qvec is not None, cfg, floor)
-    # the timeline a change question asks about is its answer: kept whole
-    kept, repeated = _unrepeated(kept, base.notes, cfg, _told_apart(lines), whole_timelines=q.intent == "change")
+    return ctx
+
+
+def _reorder(
+    index: SearchIndex,
+    notes: list[NoteResult],
+    ctx: dict[str, list[dict[str, Any]]],
+    q: Question,
+    cfg: GraphConfig,
+    filters: Filters | None,
+    as_of: str | None,
+    reread: bool,
+) -> tuple[list[NoteResult], list[dict[str, str]], Question]:
+    """For a question about a state, the ranking re-read: the time prior, then the claims (`_rerank`); the notes,
+    what moved and why, and the question with the rules applied."""
     # a value is lifted only for an entity the question names: lifting by the top notes' entities moved the
     # wrong notes up (a client's seat price for "the list price")
-    named_keys = {e["key"] for e in named}
+    named_keys = {e["key"] for e in ctx["named"]}
     owner = None
     if not named_keys and q.first_person and reread and q.intent in ("value", "change"):
         owner = ctx["owner"][0] if ctx["owner"] else None  # "our ARR" asks about the company the vault is about
         if owner:
             named_keys = {owner["key"]}
             q = replace(q, rules=(*q.rules, f"'we' read as {owner['name']}, the entity most claims are about"))
-    notes: list[NoteResult] = base.notes
-    moved: list[dict[str, str]] = []
-    if reread:
-        # the owner narrows which claims are about what is asked; it lifts notes only for a value in a named
-        # period: for "now" its many timelines lifted stale notes ("what do we charge" promoted a 2024 snapshot)
-        lift = owner is None or q.period is not None
-        said = time_reading(q, as_of) if cfg.time_prior else None
-        if cfg.time_prior and said:
-            # hybrid's first notes in the order of their dates too; then the claims decide (their promotions and
-            # demotions stand): measured against re-ordering after the claims, MRR 0.698 -> 0.705, current-first
-            # 0.727 -> 0.723 on the project's 14 sets over the shared vault
-            notes = by_time(notes, q, as_of, cfg.time_prior)
-            q = replace(q, rules=(*q.rules, said))
-        notes, moved = _rerank(
-            index, notes, ctx["claims"], ctx["chunk_claims"], q, cfg, filters, as_of, named_keys, lift
-        )
-    elif q.intent == "change":
-        q = replace(q, rules=(*q.rules, "how it changed: the timeline is in the lines, hybrid's order kept"))
-    t2 = time.perf_counter()
-    tokens, used = _pack_lines(kept, int(cfg.budget * cfg.graph_share))
-    graph = GraphReport(
-        entry_entities=[
-            {"name": e["name"], "key": e["key"], "named": n < len(named)} for n, e in enumerate(named + seeds)
-        ],
-        implied_relationships=types,
-        lines=used,
-        reranked=moved,
-        dropped_by_trim=dropped,
-        dropped_as_read_in_chunks=repeated,
-        tokens=tokens,
-        config=asdict(cfg),
-    )
-    timing = {**base.timing, "hybrid_ms": (t1 - t0) * 1e3, "graph_ms": (t2 - t1) * 1e3}
-    reading = reading_of(q, as_of, current, detailed=True)
-    return replace(base, mode="graph", notes=notes, question=reading, graph=graph, timing=timing)
+    if not reread:
+        if q.intent == "change":
+            q = replace(q, rules=(*q.rules, "how it changed: the timeline is in the lines, hybrid's order kept"))
+        return notes, [], q
+    # the owner narrows which claims are about what is asked; it lifts notes only for a value in a named
+    # period: for "now" its many timelines lifted stale notes ("what do we charge" promoted a 2024 snapshot)
+    lift = owner is None or q.period is not None
+    said = time_reading(q, as_of) if cfg.time_prior else None
+    if cfg.time_prior and said:
+        # hybrid's first notes in the order of their dates too; then the claims decide (their promotions and
+        # demotions stand): measured against re-ordering after the claims, MRR 0.698 -> 0.705, current-first
+        # 0.727 -> 0.723 on the project's 14 sets over the shared vault
+        notes = by_time(notes, q, as_of, cfg.time_prior)
+        q = replace(q, rules=(*q.rules, said))
+    notes, moved = _rerank(index, notes, ctx["claims"], ctx["chunk_claims"], q, cfg, filters, as_of, named_keys, lift)
+    return notes, moved, q
 
 
 def reading_of(q: Question, as_of: str | None, current: bool, detailed: bool) -> QuestionReading:
