@@ -929,7 +929,24 @@ def graph_context(vectors: bool) -> str:
     statement for the chunks' claims cost a round trip (~1 ms) and its rows' decoding. The USING INDEX
     hints make the planner seek the keys and chunk ids it is given: without them it scanned every entity per
     key (on the shared vault 58,000 of a question's 78,000 db hits, 22 -> 13 ms a call)."""
-    named = (
+    return (
+        _ctx_named()
+        + _ctx_seeds()
+        + _ctx_links()
+        + _ctx_hops()
+        + _ctx_asked()
+        + _ctx_others(vectors)
+        + _chunk_claims(vectors)
+        + "CALL () { "
+        + _OWNER
+        + "RETURN collect({key: o.key, name: o.name}) AS owner } "
+        "RETURN named, seeds, links, hops, asked + others AS claims, chunk_claims, owner"
+    )
+
+
+def _ctx_named() -> str:
+    """graph_context's entities the question names."""
+    return (
         "CALL () { UNWIND CASE WHEN $words = '' THEN [] ELSE [1] END AS go "
         f"CALL db.index.fulltext.queryNodes('{ENTITY_INDEX}', $words, {{limit: 200}}) YIELD node "
         "WITH node WHERE any(n IN [node.name] + coalesce(node.aliases, []) WHERE " + _OCCURS + ") "
@@ -937,15 +954,23 @@ def graph_context(vectors: bool) -> str:
         "RETURN collect({key: node.key, name: node.name}) AS named } "
         "WITH named, [x IN named | x.key] AS named_keys "
     )
-    seeds = (
-        named + "CALL (named_keys) { UNWIND $chunk_ids AS cid MATCH (c:Chunk {id: cid})-[:MENTIONS]->(e:Entity) "
+
+
+def _ctx_seeds() -> str:
+    """graph_context's seed entities: those the top chunks mention most."""
+    return (
+        "CALL (named_keys) { UNWIND $chunk_ids AS cid MATCH (c:Chunk {id: cid})-[:MENTIONS]->(e:Entity) "
         "USING INDEX c:Chunk(id) WHERE NOT e.key IN named_keys "
         "WITH e, count(*) AS n ORDER BY n DESC, e.mentions DESC, e.key "
         "LIMIT $seeds RETURN collect({key: e.key, name: e.name}) AS seeds } "
         "WITH named, named_keys, seeds, named_keys + [s IN seeds | s.key] AS keys, "
         "CASE WHEN $two_hops THEN named_keys ELSE [] END AS hop_keys "
     )
-    links = (
+
+
+def _ctx_links() -> str:
+    """graph_context's links of each entry entity."""
+    return (
         # a hub found only in the top notes gives its claims, not its links: reading and ordering every link of
         # the vault's most linked entities (20,000 on the bench graph) was most of graph search's time
         "CALL (keys, named_keys) { UNWIND keys AS k MATCH (e:Entity {key: k}) WHERE k IN named_keys OR NOT e:HubEntity "
@@ -965,7 +990,11 @@ def graph_context(vectors: bool) -> str:
         + _link_map("r", "e", "o", None, "score")
         + "}) AS links } "
     )
-    hops = (
+
+
+def _ctx_hops() -> str:
+    """graph_context's two hops over the relationship types the question names."""
+    return (
         "CALL (hop_keys) { UNWIND hop_keys AS k MATCH (e:Entity {key: k})-[r1:"
         + _LINKS
         + "]-(m:Entity)-[r2:"
@@ -986,15 +1015,23 @@ def graph_context(vectors: bool) -> str:
         + _link_map("r2", "m", "o", "m")
         + "}) AS hops } "
     )
-    asked = (
+
+
+def _ctx_asked() -> str:
+    """graph_context's claims whose attribute stems the question asks for."""
+    return (
         "CALL (keys) { UNWIND keys AS k MATCH (cl:Claim)-[:ABOUT]->(e:Entity {key: k}) USING INDEX e:Entity(key) "
         "WHERE " + _ASKED + " AND " + _VISIBLE_CLAIM + " AND " + _KNOWN_CLAIM + " "
         "WITH k, e, cl ORDER BY cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id "
         "WITH k, e, collect(cl)[..$per_entity] AS cls UNWIND cls AS cl "
         "WITH k, e, cl, true AS asked, " + _SIM.format(v="cl") + " AS score " + _TIMELINE + " AS asked } "
     )
+
+
+def _ctx_others(vectors: bool) -> str:
+    """graph_context's other claims: the nearest the question, or without a vector the newest current ones."""
     if vectors:  # the claims nearest the question, from the claim-line index, then those of the entry entities
-        others = (
+        return (
             "CALL (keys) { UNWIND keys AS k MATCH (e:Entity {key: k}) WITH collect(e) AS es "
             f"CALL db.index.vector.queryNodes('{CLAIM_LINE_INDEX}', $fetch, $qvec) YIELD node AS cl "
             "MATCH (cl)-[:ABOUT]->(e:Entity) WHERE e IN es AND NOT "
@@ -1008,24 +1045,12 @@ def graph_context(vectors: bool) -> str:
             "WITH k, e, cl, false AS asked, score " + _TIMELINE + " AS others } "
         )
     else:  # no question vector: the newest current claims of the entry entities
-        others = (
+        return (
             "CALL (keys) { UNWIND keys AS k MATCH (cl:Claim)-[:ABOUT]->(e:Entity {key: k}) USING INDEX e:Entity(key) "
             "WHERE NOT " + _ASKED + " AND " + _VISIBLE_CLAIM + " AND " + _KNOWN_CLAIM + " "
             "WITH k, e, cl ORDER BY cl.is_current DESC, coalesce(cl.valid_from, cl.note_date) DESC, cl.id "
             "LIMIT $others WITH k, e, cl, false AS asked, null AS score " + _TIMELINE + " AS others } "
         )
-    return (
-        seeds
-        + links
-        + hops
-        + asked
-        + others
-        + _chunk_claims(vectors)
-        + "CALL () { "
-        + _OWNER
-        + "RETURN collect({key: o.key, name: o.name}) AS owner } "
-        "RETURN named, seeds, links, hops, asked + others AS claims, chunk_claims, owner"
-    )
 
 
 def chunk_dates() -> str:
