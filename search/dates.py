@@ -473,11 +473,12 @@ def _number_words(lang: str) -> frozenset[str]:
 def _only_numbers(phrase: str, lang: str, today: dt.date, when: dt.date) -> bool:
     """Whether a phrase without digits is a date only by a number word ("the one we" read as January): without
     its number words and its words of two letters, it no longer reads as a date, or as another one than `when`,
-    the phrase's ("mit zwölf": "mit" alone is a Wednesday, "zwölf" made it December)."""
+    the phrase's ("mit zwölf": "mit" alone is a Wednesday, "zwölf" made it December; "the Three-Beat Call": a name
+    made March)."""
     if lang == "zh" or re.search(r"\d", phrase) or TIME_UNIT.search(phrase):
         return False  # "three years ago": the number counts a unit
     numbers = _number_words(lang)
-    words = [(w, w.lower().strip(".,")) for w in phrase.split()]
+    words = [(w, w.lower().strip(".,")) for w in re.split(r"[\s\-\u2010-\u2013]+", phrase) if w]  # "Three-Beat"
     if not any(bare in numbers for _, bare in words):
         return False
     kept = [w for w, bare in words if len(bare) > 2 and bare not in numbers]

@@ -74,6 +74,12 @@ def test_noise_is_not_a_date() -> None:
     assert read("Did Quillmate Voice ever launch?") == []
     # "mit" alone is a Wednesday to dateparser, "zwölf" made it December
     assert read("Zahlt ein Kunde bei einem Call mit zwölf Teilnehmern zwölfmal?", "de") == []
+    # a name with a number word in it: "Three" made it March
+    assert read("Do we still run the Three-Beat Tasting?") == []
+    assert read("Is the Two-Beat opener still in the script?") == []
+    assert read("We ran the three-week sourdough course three months ago") == [
+        "three months ago=2026-09-01..2026-09-30"
+    ]
     assert read("Did Quillmate raise a Series A in 2025?") == ["in 2025=2025-01-01..2025-12-31"]
 
 
