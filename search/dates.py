@@ -186,6 +186,9 @@ LAST_N = re.compile(
 )
 POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 SINCE = re.compile(r"(?i)(\bsince|\bseit|\bdepuis|\bdesde|自从?|从)\s*$")
+# a clause opened by "since" that a date ends: "Since we shelved it in 2023, has anyone …?", "Seit wir 2023 …",
+# "Depuis qu'on l'a arrêté en 2023": from then to today, not only that year (no punctuation in between)
+SINCE_CLAUSE = re.compile(r"(?i)(\bsince|\bseit|\bdepuis|\bdesde)\b[^,.;:?!。，？]{0,80}$")
 
 
 @dataclass(frozen=True)
@@ -311,7 +314,7 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
             continue  # "reps may this year …": the verb, not the month
         year = _year_of(m.group(2), today)
         span = _month_span(year, MONTHS[m.group(1).lower()], 1)
-        if SINCE.search(text[: m.start()]):
+        if _since(text[: m.start()]):
             span = (span[0], today)  # "since March this year" reads to today
         add(m, span)
     for m in YEAR_AFTER.finditer(text):
@@ -520,6 +523,12 @@ def _dateparser_hits(text: str, lang: str, today: dt.date) -> list[tuple[str, dt
     return out
 
 
+def _since(before: str) -> re.Match[str] | None:
+    """The "since" that opens the range ending today, when the text before a date phrase ends in one, or in a clause
+    it opens."""
+    return SINCE.search(before) or SINCE_CLAUSE.search(before)
+
+
 def resolve(text: str, today: dt.date, lang: str | None) -> list[DateRange]:
     """Every date phrase of `text` as a range, in the order they occur; explicit years always, relative
     phrases only in a language dateparser is asked to read."""
@@ -544,7 +553,7 @@ def resolve(text: str, today: dt.date, lang: str | None) -> list[DateRange]:
             if named is not None and not DIRECTION.search(phrase):
                 when = when.replace(year=named)  # "2023 … planned for August": August 2023, as a quarter
             start, end = _span(when, period)
-            since = SINCE.search(text[:at])
+            since = _since(text[:at])
             if since:
                 end, phrase = today, text[since.start(1) : at] + phrase  # "since March" reads to today
                 at = since.start(1)
@@ -553,6 +562,6 @@ def resolve(text: str, today: dt.date, lang: str | None) -> list[DateRange]:
     for m in YEAR.finditer(text):  # a year no other reading covered
         if not any(a <= m.start() < b for a, b in taken):
             y = int(m.group(1))
-            end = today if SINCE.search(text[: m.start()]) else dt.date(y, 12, 31)
+            end = today if _since(text[: m.start()]) else dt.date(y, 12, 31)
             spans.append((m.start(), m.end(), DateRange(m.group(1), f"{y}-01-01", end.isoformat())))
     return [replace(r, at=a) for a, _, r in sorted(spans, key=lambda s: (s[0], s[1]))]

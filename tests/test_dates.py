@@ -249,3 +249,18 @@ def test_the_year_written_wins_over_dateparsers_reading() -> None:
     assert read("What did we pay him for his first seven months in 2022?") == [
         "seven months in 2022=2022-01-01..2022-12-31"
     ]
+
+
+def test_a_since_clause_that_a_date_ends_runs_to_today() -> None:
+    # the date dates the event the clause names; what is asked is whatever came after it
+    assert read("Since we closed the second oven in 2023, has anyone asked to reopen it?") == [
+        "Since we closed the second oven in 2023=2023-01-01..2026-12-01"
+    ]
+    assert read("Seit wir 2023 den zweiten Ofen stillgelegt haben, wollte ihn jemand zurück?", "de") == [
+        "Seit wir 2023=2023-01-01..2026-12-01"
+    ]
+    assert read("Depuis qu'on a fermé le four en mars, quelqu'un l'a redemandé ?", "fr") == [
+        "Depuis qu'on a fermé le four en mars=2026-03-01..2026-12-01"
+    ]
+    # a clause the since does not open keeps its date
+    assert read("We closed the oven in 2023, and since then has anyone asked?") == ["in 2023=2023-01-01..2023-12-31"]
