@@ -2,7 +2,13 @@
 its stems ("customers" asks for customer_count), computed once when the graph is built. English only: a
 question in another language matches no stems, and the claim lines' vectors decide (search/rerank.py). No
 synonym lists: an attribute asked for under another name is found by its line's vector, one written as an
-abbreviation ("nrr") by the initials of the words the question spells it out with ("net revenue retention")."""
+abbreviation ("nrr") by the initials of the words the question spells it out with ("net revenue retention").
+
+Measured and not used: Snowball's English stemmer (Porter2) for the question's and the attributes' stems, so
+"processing" meets meeting_hours_processed and "hiring" meets hires. On the project's 24 sets over the shared vault,
+graph mode against these stems in the same build: current-first 0.731 -> 0.719 (2 questions won, 7 lost), MRR 0.741
+-> 0.736, key facts within 8k 0.854 -> 0.849: more attributes match a question ("customer" and "custom" are one
+stem), and their timelines pin lines and lift notes that are not the answer."""
 
 from __future__ import annotations
 
