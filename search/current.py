@@ -63,7 +63,9 @@ def lead_claims(
     customer_count, not just one of enterprise_definition), or, with `margin`, one of whose lines is that close
     to the line nearest the question (the question's words need not be English), and that has a history: its
     current facts, or with a date `at`, the latest facts valid then (with a period, those that took effect in
-    it from `start`)."""
+    it from `start`; measured against also a value that took effect up to 92 / 183 days before the period, or any
+    time before it, and still stood: 1 / 2 / 2 questions won MRR and 0 / 4 / 9 lost on the project's 24 sets, so a
+    stale value with no recorded successor does not lead)."""
     mine = [r for r in claims if r["entry"] in named]
     best = max((r["score"] for r in mine if r.get("score") is not None), default=None)
     near = {
