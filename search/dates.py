@@ -188,6 +188,11 @@ POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 SINCE = re.compile(r"(?i)(\bsince|\bseit|\bdepuis|\bdesde|自从?|从)\s*$")
 # a clause opened by "since" that a date ends: "Since we shelved it in 2023, has anyone …?", "Seit wir 2023 …",
 # "Depuis qu'on l'a arrêté en 2023": from then to today, not only that year (no punctuation in between)
+# "since then" after a date: that date to today ("seither", "depuis lors", "desde entonces", "从那以后")
+SINCE_THEN = re.compile(
+    r"(?i)\b(?:(?:ever )?since then|ever since|seitdem|seither|depuis lors|depuis ce moment|desde entonces)\b|"
+    r"[从自]那(?:以后|之后|时起)"
+)
 SINCE_CLAUSE = re.compile(r"(?i)(\bsince|\bseit|\bdepuis|\bdesde)\b[^,.;:?!。，？]{0,80}$")
 
 
@@ -564,4 +569,10 @@ def resolve(text: str, today: dt.date, lang: str | None) -> list[DateRange]:
             y = int(m.group(1))
             end = today if _since(text[: m.start()]) else dt.date(y, 12, 31)
             spans.append((m.start(), m.end(), DateRange(m.group(1), f"{y}-01-01", end.isoformat())))
-    return [replace(r, at=a) for a, _, r in sorted(spans, key=lambda s: (s[0], s[1]))]
+    ordered = sorted(spans, key=lambda s: (s[0], s[1]))
+    then = SINCE_THEN.search(text)
+    before = [n for n, (_, b, _) in enumerate(ordered) if then and b <= then.start()]
+    if then and before:  # "We shelved it in 2023. Since then, has anyone …?": from 2023 to today
+        a, b, r = ordered[before[-1]]
+        ordered[before[-1]] = (a, b, replace(r, phrase=f"{r.phrase} … {then.group()}", end=today.isoformat()))
+    return [replace(r, at=a) for a, _, r in ordered]

@@ -263,4 +263,17 @@ def test_a_since_clause_that_a_date_ends_runs_to_today() -> None:
         "Depuis qu'on a fermé le four en mars=2026-03-01..2026-12-01"
     ]
     # a clause the since does not open keeps its date
-    assert read("We closed the oven in 2023, and since then has anyone asked?") == ["in 2023=2023-01-01..2023-12-31"]
+    assert read("We closed the oven in 2023, since rent rose. Did anyone ask?") == ["in 2023=2023-01-01..2023-12-31"]
+
+
+def test_since_then_after_a_date_runs_from_it_to_today() -> None:
+    assert read("We closed the second oven in 2023. Since then, has anyone asked to reopen it?") == [
+        "in 2023 … Since then=2023-01-01..2026-12-01"
+    ]
+    assert read("Im März 2024 haben wir die Preise erhöht. Ist seitdem ein Café abgesprungen?", "de") == [
+        "Im März 2024 … seitdem=2024-03-01..2026-12-01"
+    ]
+    assert read("2023年我们关掉了第二个烤炉。从那以后有人再提过吗？", "zh") == [
+        "2023 … 从那以后=2023-01-01..2026-12-01"
+    ]
+    assert read("Since then, what changed?") == []  # no date before it
