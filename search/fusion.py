@@ -34,6 +34,14 @@ class FusionConfig:
     # recall@20 0.905 / 0.909, MRR 0.687 / 0.691; weights 0.25 and 1.0 and k 30 and 60 were between the two
     note_weight: float = 0.5
     note_rrf_k: int = 10
+    # a note's second and third chunks are shown (and read by graph search) only when their fused score is at
+    # least this share of its best chunk's: a chunk the question barely touched spends the context's tokens on
+    # the rest of a long note. Measured on the project's 24 sets over the shared vault (682 questions, same
+    # build, against 0): 0.4: key facts within 8k, hybrid 0.841 -> 0.844 (6 questions won, none lost), graph
+    # 0.854 -> 0.859 (7, none), gold notes within 8k hybrid 0.892 -> 0.894 (5, none), graph 0.925 -> 0.927 (7,
+    # 2), graph MRR 1 won, none lost; 0.3: hybrid facts 4 won; 0.5: 8 won, 3 lost, graph MRR 2 won, 4 lost;
+    # 0.6: 11 won, 6 lost; 0.7: 13 won, 20 lost. Rankings of hybrid search are the same at every value
+    chunk_floor: float = 0.4
     passage_fusion: bool = False  # fuse passage rankings, then a chunk scores as its best passage (else: each
     # leg ranks chunks by their best passage, then the chunk rankings are fused)
 

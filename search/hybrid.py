@@ -198,9 +198,15 @@ def _scaled(ranking: list[dict[str, Any]]) -> list[float]:
 
 
 def roll_up(
-    chunks: list[ChunkHit], limit: int, per_note: int, note_weight: float = 0.0, note_k: int = RRF_K
+    chunks: list[ChunkHit],
+    limit: int,
+    per_note: int,
+    note_weight: float = 0.0,
+    note_k: int = RRF_K,
+    chunk_floor: float = 0.0,
 ) -> list[NoteHit]:
-    """Notes ranked by their best chunk (then its scores' lead, the sum of their chunks, the path); with
+    """Notes ranked by their best chunk (then its scores' lead, the sum of their chunks, the path), each with
+    its best `per_note` chunks that score at least `chunk_floor` times its best (FusionConfig.chunk_floor); with
     `note_weight`, each note's score also gains that times its reciprocal-rank fusion over the legs' note
     rankings (see FusionConfig.note_weight)."""
     by_note: dict[str, list[ChunkHit]] = {}
@@ -214,7 +220,7 @@ def roll_up(
                 hits[0].score,
                 _best(h.keyword_rank for h in hits),
                 _best(h.vector_rank for h in hits),
-                hits[:per_note],
+                [h for h in hits[:per_note] if h is hits[0] or h.score >= chunk_floor * hits[0].score],
                 _best(h.text_rank for h in hits),
             )
         )
@@ -374,7 +380,7 @@ def hybrid_with_vector(
     ranking = rank_chunks(index, embedder, question, filters, k, fusion)
     t0 = time.perf_counter()
     cfg = fusion or FusionConfig()
-    notes = roll_up(ranking.chunks, k, per_note, cfg.note_weight, cfg.note_rrf_k)
+    notes = roll_up(ranking.chunks, k, per_note, cfg.note_weight, cfg.note_rrf_k, cfg.chunk_floor)
     details = index.chunks([c.id for n in notes for c in n.chunks])
     timing = dict(ranking.timing)
     timing["fuse_ms"] += (time.perf_counter() - t0) * 1e3

@@ -41,6 +41,19 @@ def test_the_lead_decides_a_note_tie_before_the_sum_of_its_chunks() -> None:
     assert [c.id for c in notes[1].chunks] == ["a1", "a2"]  # A has more chunks: the sum no longer decides first
 
 
+def test_a_note_shows_only_the_chunks_that_score_near_its_best() -> None:
+    # A's first chunk leads both legs; its second is fourth in one leg only (1/14, under 0.4 x 2/11); B's two
+    # chunks are near each other
+    kw = ranking(("a1", "A.md", 9.0), ("b1", "B.md", 8.0), ("b2", "B.md", 7.0), ("a2", "A.md", 1.0))
+    vec = ranking(("a1", "A.md", 0.9), ("b2", "B.md", 0.8), ("b1", "B.md", 0.7))
+    chunks = fuse(kw, vec, k=10)
+    shown = roll_up(chunks, limit=10, per_note=3, chunk_floor=0.4)
+    assert [(n.path, [c.id for c in n.chunks]) for n in shown] == [("A.md", ["a1"]), ("B.md", ["b2", "b1"])]
+    every = roll_up(chunks, limit=10, per_note=3)
+    assert [n.path for n in every] == [n.path for n in shown]  # the same ranking
+    assert [c.id for c in every[0].chunks] == ["a1", "a2"]
+
+
 def test_note_fusion_lifts_a_note_both_legs_find_through_different_chunks() -> None:
     # B's best chunks are second in each leg, but they are different chunks: by its best chunk alone B is last
     kw = ranking(("a1", "A.md", 9.0), ("b1", "B.md", 8.0), ("c1", "C.md", 7.0))
