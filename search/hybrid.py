@@ -204,11 +204,13 @@ def roll_up(
     note_weight: float = 0.0,
     note_k: int = RRF_K,
     chunk_floor: float = 0.0,
+    first_chunks: int = 0,
 ) -> list[NoteHit]:
     """Notes ranked by their best chunk (then its scores' lead, the sum of their chunks, the path), each with
-    its best `per_note` chunks that score at least `chunk_floor` times its best (FusionConfig.chunk_floor); with
-    `note_weight`, each note's score also gains that times its reciprocal-rank fusion over the legs' note
-    rankings (see FusionConfig.note_weight)."""
+    its best `per_note` chunks (the first note: `first_chunks`, if more) that score at least `chunk_floor` times
+    its best (FusionConfig.chunk_floor); with `note_weight`, each note's score also gains that times its
+    reciprocal-rank fusion over the legs' note rankings (see FusionConfig.note_weight)."""
+    shown = max(per_note, first_chunks)
     by_note: dict[str, list[ChunkHit]] = {}
     for hit in chunks:
         by_note.setdefault(hit.path, []).append(hit)
@@ -220,7 +222,7 @@ def roll_up(
                 hits[0].score,
                 _best(h.keyword_rank for h in hits),
                 _best(h.vector_rank for h in hits),
-                [h for h in hits[:per_note] if h is hits[0] or h.score >= chunk_floor * hits[0].score],
+                [h for h in hits[:shown] if h is hits[0] or h.score >= chunk_floor * hits[0].score],
                 _best(h.text_rank for h in hits),
             )
         )
@@ -229,6 +231,8 @@ def roll_up(
         for n in notes:
             n.score += note_weight * extra[n.path]
     notes.sort(key=lambda n: (-n.score, -by_note[n.path][0].lead, -sum(c.score for c in by_note[n.path]), n.path))
+    for n in notes[1:limit]:
+        n.chunks = n.chunks[:per_note]
     return notes[:limit]
 
 
@@ -380,7 +384,7 @@ def hybrid_with_vector(
     ranking = rank_chunks(index, embedder, question, filters, k, fusion)
     t0 = time.perf_counter()
     cfg = fusion or FusionConfig()
-    notes = roll_up(ranking.chunks, k, per_note, cfg.note_weight, cfg.note_rrf_k, cfg.chunk_floor)
+    notes = roll_up(ranking.chunks, k, per_note, cfg.note_weight, cfg.note_rrf_k, cfg.chunk_floor, cfg.first_chunks)
     details = index.chunks([c.id for n in notes for c in n.chunks])
     timing = dict(ranking.timing)
     timing["fuse_ms"] += (time.perf_counter() - t0) * 1e3

@@ -54,6 +54,14 @@ def test_a_note_shows_only_the_chunks_that_score_near_its_best() -> None:
     assert [c.id for c in every[0].chunks] == ["a1", "a2"]
 
 
+def test_the_first_note_shows_more_chunks_than_the_others() -> None:
+    # A and B have five chunks each, all near their best; A ranks first
+    kw = ranking(*[(f"a{i}", "A.md", 10.0 - i) for i in range(5)], *[(f"b{i}", "B.md", 4.0 - i / 2) for i in range(5)])
+    notes = roll_up(fuse(kw, [], k=10), limit=10, per_note=3, first_chunks=5)
+    assert [(n.path, len(n.chunks)) for n in notes] == [("A.md", 5), ("B.md", 3)]
+    assert [len(n.chunks) for n in roll_up(fuse(kw, [], k=10), limit=10, per_note=3)] == [3, 3]
+
+
 def test_note_fusion_lifts_a_note_both_legs_find_through_different_chunks() -> None:
     # B's best chunks are second in each leg, but they are different chunks: by its best chunk alone B is last
     kw = ranking(("a1", "A.md", 9.0), ("b1", "B.md", 8.0), ("c1", "C.md", 7.0))
