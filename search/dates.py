@@ -185,15 +185,16 @@ LAST_N = re.compile(
     r"(days?|weeks?|months?|years?|tag(?:e|en)?|wochen?|monat(?:e|en)?|jahr(?:e|en)?)\b"
 )
 POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
-SINCE = re.compile(r"(?i)(\bsince|\bseit|\bdepuis|\bdesde|自从?|从)\s*$")
+_SINCE_WORDS = r"\bsince|\bseit|\bdepuis|\bdesde"
+SINCE = re.compile(r"(?i)(" + _SINCE_WORDS + r"|自从?|从)\s*$")
 # a clause opened by "since" that a date ends: "Since we shelved it in 2023, has anyone …?", "Seit wir 2023 …",
 # "Depuis qu'on l'a arrêté en 2023": from then to today, not only that year (no punctuation in between)
+SINCE_CLAUSE = re.compile(r"(?i)(" + _SINCE_WORDS + r")\b[^,.;:?!。，？]{0,80}$")
 # "since then" after a date: that date to today ("seither", "depuis lors", "desde entonces", "从那以后")
 SINCE_THEN = re.compile(
     r"(?i)\b(?:(?:ever )?since then|ever since|seitdem|seither|depuis lors|depuis ce moment|desde entonces)\b|"
     r"[从自]那(?:以后|之后|时起)"
 )
-SINCE_CLAUSE = re.compile(r"(?i)(\bsince|\bseit|\bdepuis|\bdesde)\b[^,.;:?!。，？]{0,80}$")
 
 
 @dataclass(frozen=True)

@@ -148,10 +148,11 @@ def relevant(
             for r in by_chunk[key][:per_note]
             if (r.get("score") or 0.0) >= floor or r["entry"] in nearest
         ]
+    asked = q.attribute_stems()
     out = []
     for r in rows:
         attr = set(r["claim"].get("attr_stems") or [])
-        by_stems = bool(attr) and attr <= q.attribute_stems()
+        by_stems = bool(attr) and attr <= asked
         by_vector = (
             margin is not None and best is not None and r.get("score") is not None and r["score"] >= best - margin
         )
