@@ -188,3 +188,22 @@ def test_shared_dev_set_is_valid() -> None:
     questions = load_questions(dev)
     assert questions and all(q.split == "dev" for q in questions)
     assert check_questions(questions, SHARED / "vault") == []
+
+
+EXAMPLES = Path(__file__).parents[1] / "examples"
+
+
+@pytest.mark.parametrize(
+    ("questions", "vault", "count"),
+    [
+        ("questions.yaml", "vault", None),
+        ("longnotes-questions.yaml", "longnotes", None),
+        ("conversations-questions.yaml", "conversations", 50),
+        ("wikishort-questions.yaml", "wikishort", 50),
+    ],
+)
+def test_project_question_sets_match_their_vaults(questions: str, vault: str, count: int | None) -> None:
+    """Every gold note, distractor and current note exists and every key fact is quoted verbatim."""
+    loaded = load_questions(EXAMPLES / questions)
+    assert count is None or len(loaded) == count
+    assert check_questions(loaded, EXAMPLES / vault) == []
