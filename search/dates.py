@@ -19,6 +19,16 @@ QUARTER = re.compile(r"(?i)(?:(?<!\d)((?:19|20)\d\d)[\s-]*)?\bQ([1-4])\b(?:[\s-]
 CJK_QUARTER = re.compile(r"(?:((?:19|20)\d\d)年|(去年|今年|前年))?第([一二三四1-4])季度")
 CJK_YEARS_BACK = {"去年": 1, "今年": 0, "前年": 2}
 CJK_DIGIT = {"一": 1, "二": 2, "三": 3, "四": 4, "1": 1, "2": 2, "3": 3, "4": 4}
+CJK_NUMERALS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+# a Chinese year with the month or the part of it asked, as the English rules read "in September two years ago",
+# "the end of last year", "October 2024": "两年前的九月", "三年前的年底", "去年年初", "2024年10月", "前年" (the year
+# before last); a year alone written in digits is YEAR's
+_CJK_N = r"[一二两三四五六七八九十\d]{1,3}"
+CJK_PERIOD = re.compile(
+    rf"(?:((?:19|20)\d\d)年|(去年|今年|前年|明年)|({_CJK_N})年前的?)"
+    rf"(?:(年底|年末|底|末)|(年初|初)|({_CJK_N})月(?:份)?)?(?!第)"  # "去年第三季度" is CJK_QUARTER's
+)
+CJK_YEARS_AHEAD = {"去年": 1, "今年": 0, "前年": 2, "明年": -1}
 LAST_QUARTER = re.compile(
     r"(?i)\b(last quarter|previous quarter|letzte[sn]? quartal|vorige[sn]? quartal|"
     r"dernier trimestre|trimestre dernier|último trimestre)\b|上个?季度|上一季度"
@@ -271,6 +281,40 @@ START_WORDS = frozenset(
 )
 
 
+def cjk_number(text: str) -> int | None:
+    """A number of one to three Chinese numerals or digits ("三", "两", "十二", "12"); None if it is none."""
+    if text.isdigit():
+        return int(text)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        high = CJK_NUMERALS.get(tens, 0) if tens else 1
+        low = CJK_NUMERALS.get(ones, 0) if ones else 0
+        return high * 10 + low if (not tens or tens in CJK_NUMERALS) and (not ones or ones in CJK_NUMERALS) else None
+    return CJK_NUMERALS.get(text)
+
+
+def _cjk_period(m: re.Match[str], today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The span a CJK_PERIOD match names, or None (a bare "2024年" is YEAR's; a month outside 1-12)."""
+    digits, word, back, end, start, month = m.groups()
+    if digits:
+        if not (end or start or month):
+            return None
+        year = int(digits)
+    elif word:
+        year = today.year - CJK_YEARS_AHEAD[word]
+    else:
+        n = cjk_number(back)
+        if n is None:
+            return None
+        year = today.year - n
+    if month:
+        n = cjk_number(month)
+        return _month_span(year, n, 1) if n and 1 <= n <= 12 else None
+    if end or start:
+        return _year_part(year, "start" if start else "end")
+    return _month_span(year, 1, 12)
+
+
 def _year_part(year: int, word: str) -> tuple[dt.date, dt.date]:
     """A year's start (its first quarter), its late part (the fourth) or its end (December)."""
     word = word.lower()
@@ -315,6 +359,10 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
         add(m, _month_span(year, 1, 12))
     for m in SEASON.finditer(text):
         add(m, _month_span(int(m.group(2)), SEASON_START[m.group(1).lower()], 3))
+    for m in CJK_PERIOD.finditer(text):
+        span = _cjk_period(m, today)
+        if span is not None:
+            add(m, span)
     for m in MONTH_OF_YEAR.finditer(text):
         if m.group(1).lower() == "may" and not MAY_MONTH.search(text[: m.start()]):
             continue  # "reps may this year …": the verb, not the month

@@ -277,3 +277,29 @@ def test_since_then_after_a_date_runs_from_it_to_today() -> None:
         "2023 … 从那以后=2023-01-01..2026-12-01"
     ]
     assert read("Since then, what changed?") == []  # no date before it
+
+
+def test_a_chinese_year_with_its_month_or_part() -> None:
+    """As the English rules read "in September two years ago" or "the end of last year" (bakery wording)."""
+    assert read("三年前我们有几个面包师？", "zh") == ["三年前=2023-01-01..2023-12-31"]
+    assert read("三年前的年底，店里一共有多少人？", "zh") == ["三年前的年底=2023-12-01..2023-12-31"]
+    assert read("两年前的九月卖了多少个羊角面包？", "zh") == ["两年前的九月=2024-09-01..2024-09-30"]
+    assert read("去年年初面粉多少钱？", "zh") == ["去年年初=2025-01-01..2025-03-31"]
+    assert read("去年年底有几家分店？", "zh") == ["去年年底=2025-12-01..2025-12-31"]
+    assert read("前年的租金是多少？", "zh") == ["前年=2024-01-01..2024-12-31"]
+    assert read("十二年前开的第一家店", "zh") == ["十二年前=2014-01-01..2014-12-31"]
+
+
+def test_a_chinese_month_of_a_written_year_and_a_span_of_months() -> None:
+    assert read("2024年10月的订单有多少？", "zh") == ["2024年10月=2024-10-01..2024-10-31"]
+    assert read("那一波退订（2024年10月到2025年2月）里走了几家？", "zh") == [
+        "2024年10月=2024-10-01..2024-10-31",
+        "2025年2月=2025-02-01..2025-02-28",
+    ]
+    assert read("2024年十二月份的销量", "zh") == ["2024年十二月份=2024-12-01..2024-12-31"]
+    assert read("2024年13月", "zh") == ["2024=2024-01-01..2024-12-31"]  # no such month: the year alone
+
+
+def test_a_chinese_year_before_a_quarter_is_the_quarters() -> None:
+    assert read("今年第一季度卖了多少？", "zh") == ["今年第一季度=2026-01-01..2026-03-31"]
+    assert read("前年第二季度的收入", "zh") == ["前年第二季度=2024-04-01..2024-06-30"]
