@@ -146,15 +146,17 @@ HALF = re.compile(
 # a year's end or start: "end of 2024", "year-end 2024", "Ende 2024", "fin 2024", "2024年底" (December);
 # "early 2024", "Anfang 2024", "début 2024", "2024年初" (January to March); "late 2024" (October to December)
 YEAR_PART = re.compile(
-    r"(?i)\b(?:(end|close) of|year-end|(start|beginning) of|(early|late|going into|heading into)|(ende|anfang)|"
-    r"(fin|début|finales|principios)(?: de)?)\s+((?:19|20)\d\d)(?!\d)|\b((?:19|20)\d\d)\s+year-end\b|"
+    r"(?i)\b(?:(end|close) of|year-end|(start|beginning) of|(early|late|going into|heading into)|"
+    r"(ende|anfang|jahresende)|(fin|début|finales|principios)(?: de)?)\s+((?:19|20)\d\d)(?!\d)|"
+    r"\b((?:19|20)\d\d)\s+year-end\b|"
     r"((?:19|20)\d\d)年(底|末|初)|\b(?:when|as|before)\s+((?:19|20)\d\d)\s+(?:ended|closed|drew to a close)\b"
 )
 # the same with the year in words: "the end of last year", "the close of the year four years ago", "Ende letzten
 # Jahres", "early this year"; and a year in words alone that dateparser does not read ("the year before last")
 YEAR_PART_WORDS = re.compile(
-    r"(?i)\b(?:(end|close) of|(start|beginning) of|(early|late)|(ende|anfang)|(fin|début)(?: de)?)\s+"
-    r"(?:the year\s+)?(" + _YEAR_WORDS + r")(?!\w)"
+    r"(?i)\b(?:(end|close) of|(start|beginning) of|(early|late|mid|middle of|year-end)|"
+    r"(ende|anfang|mitte|jahresende|zum jahresende)|(fin|début|finales|principios|mediados)(?: del?)?)\s+"
+    r"(?:the year\s+|des jahres\s+)?(" + _YEAR_WORDS + r")(?!\w)"
 )
 YEAR_ALONE = re.compile(r"(?i)\b(the year before last|vorletzte[sn]? jahr(?:es)?)\b")
 # seasons, read as the northern hemisphere's: "spring 2024", "Sommer 2023", "l'hiver 2024" (December to February)
@@ -162,6 +164,22 @@ SEASON = re.compile(
     r"(?i)\b(spring|summer|autumn|fall|winter|frühling|frühjahr|sommer|herbst|printemps|été|automne|hiver|"
     r"primavera|verano|otoño|invierno)\s+(?:of\s+|de\s+)?((?:19|20)\d\d)(?!\d)"
 )
+_SEASONS = (
+    "spring|summer|autumn|fall|winter|frühling|frühjahr|sommer|herbst|printemps|été|automne|hiver|primavera|verano|"
+    "otoño|invierno"
+)
+# a season in words: "last summer", "letzten Sommer", "l'été dernier", "el verano pasado" (last year's); "this
+# summer", "diesen Sommer", "cet été", "este verano" (this year's); "the summer of last year", "im Sommer vor zwei
+# Jahren", "l'été de l'année dernière", "el verano del año pasado" (that year's)
+SEASON_LAST = re.compile(
+    rf"(?i)\b(?:last|past|letzten|vergangenen)\s+({_SEASONS})\b|(?:\bl'|\ble\s+)(été|automne|hiver|printemps)\s+"
+    rf"dernier\b|\b(?:el|la)\s+(verano|otoño|invierno|primavera)\s+pasad[oa]\b"
+)
+SEASON_THIS = re.compile(
+    rf"(?i)\b(?:this|diesen|dieses|diesem)\s+({_SEASONS})\b|\bcet?\s+(été|automne|hiver|printemps)\b|"
+    rf"\best[ea]\s+(verano|otoño|invierno|primavera)\b"
+)
+SEASON_OF = re.compile(rf"(?i)\b({_SEASONS})\s+(?:of\s+(?:the\s+)?|de\s+)?(" + _YEAR_WORDS + r")(?!\w)")
 SEASON_START = {
     **dict.fromkeys(("spring", "frühling", "frühjahr", "printemps", "primavera"), 3),
     **dict.fromkeys(("summer", "sommer", "été", "verano"), 6),
@@ -276,6 +294,7 @@ def _context_year(text: str, at: int, q: int, today: dt.date) -> int:
     return year if year is not None else _latest_quarter(q, today)
 
 
+MIDDLE_WORDS = frozenset(("mid", "middle of", "mitte", "mediados"))
 START_WORDS = frozenset(
     ("start", "beginning", "early", "going into", "heading into", "anfang", "début", "principios", "初")
 )
@@ -315,11 +334,21 @@ def _cjk_period(m: re.Match[str], today: dt.date) -> tuple[dt.date, dt.date] | N
     return _month_span(year, 1, 12)
 
 
+def _last_season(first: int, today: dt.date) -> tuple[dt.date, dt.date]:
+    """The season starting in month `first` the year before this one: "this summer" is this year's, even in
+    December, so "last summer" is last year's (and "last winter", in March or in December, the one that began
+    last December)."""
+    return _month_span(today.year - 1, first, 3)
+
+
 def _year_part(year: int, word: str) -> tuple[dt.date, dt.date]:
-    """A year's start (its first quarter), its late part (the fourth) or its end (December)."""
+    """A year's start (its first quarter), its middle (June, as MID_YEAR), its late part (the fourth) or its end
+    (December)."""
     word = word.lower()
     if word in START_WORDS:
         return _month_span(year, 1, 3)
+    if word in MIDDLE_WORDS:
+        return _month_span(year, 6, 1)
     return _quarter(year, 4) if word == "late" else _month_span(year, 12, 1)
 
 
@@ -359,6 +388,12 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
         add(m, _month_span(year, 1, 12))
     for m in SEASON.finditer(text):
         add(m, _month_span(int(m.group(2)), SEASON_START[m.group(1).lower()], 3))
+    for m in SEASON_OF.finditer(text):
+        add(m, _month_span(_year_of(m.group(2), today), SEASON_START[m.group(1).lower()], 3))
+    for m in SEASON_LAST.finditer(text):
+        add(m, _last_season(SEASON_START[next(g for g in m.groups() if g).lower()], today))
+    for m in SEASON_THIS.finditer(text):
+        add(m, _month_span(today.year, SEASON_START[next(g for g in m.groups() if g).lower()], 3))
     for m in CJK_PERIOD.finditer(text):
         span = _cjk_period(m, today)
         if span is not None:

@@ -303,3 +303,32 @@ def test_a_chinese_month_of_a_written_year_and_a_span_of_months() -> None:
 def test_a_chinese_year_before_a_quarter_is_the_quarters() -> None:
     assert read("今年第一季度卖了多少？", "zh") == ["今年第一季度=2026-01-01..2026-03-31"]
     assert read("前年第二季度的收入", "zh") == ["前年第二季度=2024-04-01..2024-06-30"]
+
+
+def test_a_year_part_in_words_in_every_language_read() -> None:
+    assert read("Wie viel Mehl hatten wir zum Jahresende vor zwei Jahren?", "de") == [
+        "zum Jahresende vor zwei Jahren=2024-12-01..2024-12-31"
+    ]
+    assert read("Umsatz Ende des Jahres vor drei Jahren", "de") == [
+        "Ende des Jahres vor drei Jahren=2023-12-01..2023-12-31"
+    ]
+    assert read("Jahresende 2024", "de") == ["Jahresende 2024=2024-12-01..2024-12-31"]
+    assert read("Was kostete Mehl Mitte letzten Jahres?", "de") == ["Mitte letzten Jahres=2025-06-01..2025-06-30"]
+    assert read("What did flour cost mid last year?") == ["mid last year=2025-06-01..2025-06-30"]
+    assert read("¿Cuántas tiendas teníamos a finales del año pasado?", "es") == [
+        "finales del año pasado=2025-12-01..2025-12-31"
+    ]
+    assert read("a principios del año pasado", "es") == ["principios del año pasado=2025-01-01..2025-03-31"]
+
+
+def test_a_season_in_words_is_that_years() -> None:
+    """'This summer' is this year's even in December, so 'last summer' is last year's."""
+    assert read("How many loaves did we sell last summer?") == ["last summer=2025-06-01..2025-08-31"]
+    assert read("Wie viele Brote letzten Sommer?", "de") == ["letzten Sommer=2025-06-01..2025-08-31"]
+    assert read("Combien de pains l'été dernier ?", "fr") == ["l'été dernier=2025-06-01..2025-08-31"]
+    assert read("¿Cuántos panes el verano pasado?", "es") == ["el verano pasado=2025-06-01..2025-08-31"]
+    assert read("Did the night shift run last winter?") == ["last winter=2025-12-01..2026-02-28"]
+    assert read("What did we bake this summer?") == ["this summer=2026-06-01..2026-08-31"]
+    assert read("Who baked in the summer of last year?") == ["summer of last year=2025-06-01..2025-08-31"]
+    assert read("Wer backte im Sommer vor zwei Jahren?", "de") == ["Sommer vor zwei Jahren=2024-06-01..2024-08-31"]
+    assert read("Qui cuisait l'été de l'année dernière ?", "fr") == ["été de l'année dernière=2025-06-01..2025-08-31"]
