@@ -11,24 +11,22 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
+from kb.search import dates_zh
+from kb.search.spans import (
+    last_season,
+    latest_quarter,
+    month_span,
+    months_back,
+    quarter,
+    quarters_back,
+    year_part,
+)
+
 # the languages dateparser is asked to read; a question in another language keeps only the explicit rules
 PARSED_LANGUAGES = ("en", "de", "fr", "es", "zh")
 YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
 # Q3 2024 / Q3 last year / 2024-Q3 / 2024 Q3; the year may be missing (then the latest past such quarter)
 QUARTER = re.compile(r"(?i)(?:(?<!\d)((?:19|20)\d\d)[\s-]*)?\bQ([1-4])\b(?:[\s-]*((?:19|20)\d\d)(?!\d))?")
-CJK_QUARTER = re.compile(r"(?:((?:19|20)\d\d)年|(去年|今年|前年))?第([一二三四1-4])季度")
-CJK_YEARS_BACK = {"去年": 1, "今年": 0, "前年": 2}
-CJK_DIGIT = {"一": 1, "二": 2, "三": 3, "四": 4, "1": 1, "2": 2, "3": 3, "4": 4}
-CJK_NUMERALS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-# a Chinese year with the month or the part of it asked, as the English rules read "in September two years ago",
-# "the end of last year", "October 2024": "两年前的九月", "三年前的年底", "去年年初", "2024年10月", "前年" (the year
-# before last); a year alone written in digits is YEAR's
-_CJK_N = r"[一二两三四五六七八九十\d]{1,3}"
-CJK_PERIOD = re.compile(
-    rf"(?:((?:19|20)\d\d)年|(去年|今年|前年|明年)|({_CJK_N})年前的?)"
-    rf"(?:(年底|年末|底|末)|(年初|初)|({_CJK_N})月(?:份)?)?(?!第)"  # "去年第三季度" is CJK_QUARTER's
-)
-CJK_YEARS_AHEAD = {"去年": 1, "今年": 0, "前年": 2, "明年": -1}
 LAST_QUARTER = re.compile(
     r"(?i)\b(last quarter|previous quarter|letzte[sn]? quartal|vorige[sn]? quartal|"
     r"dernier trimestre|trimestre dernier|último trimestre)\b|上个?季度|上一季度"
@@ -212,6 +210,30 @@ LAST_N = re.compile(
     r"(?i)\b(?:the\s+)?(?:past|last|letzten|vergangenen)\s+(?:(\d{1,3}|[a-zäöüß]+)\s+)?"
     r"(days?|weeks?|months?|years?|tag(?:e|en)?|wochen?|monat(?:e|en)?|jahr(?:e|en)?)\b"
 )
+# months or quarters counted back in words, which dateparser does not find: "three months ago", "hace tres meses",
+# "三个月前", "半年前" (six months), "two quarters ago", "vor zwei Quartalen"; and a month or quarter named by its
+# place: "the month before last", "le mois dernier", "el mes pasado", "el trimestre pasado", "这个月" (the count)
+_N_WORD = r"(\d{1,2}|[a-zäöüßéèñ]+|[一二两三四五六七八九十]{1,3})"
+UNITS_AGO = re.compile(
+    rf"(?i)\b{_N_WORD}\s+(months?|quarters?)\s+ago\b|\bvor\s+{_N_WORD}\s+(monaten|quartalen)\b|"
+    rf"\bhace\s+{_N_WORD}\s+(meses|trimestres)\b|\bil y a\s+{_N_WORD}\s+(trimestres)\b|"
+    r"([一二两三四五六七八九十\d]{1,3})个(月|季度)前|(半)年前"
+)
+UNIT_BACK: dict[str, tuple[str, int]] = {
+    **dict.fromkeys(("the month before last", "vorletzten monat", "上上个月"), ("month", 2)),
+    **dict.fromkeys(("le mois dernier", "le mois passé", "el mes pasado", "el mes anterior"), ("month", 1)),
+    **dict.fromkeys(("这个月", "本月", "ce mois-ci", "este mes"), ("month", 0)),
+    **dict.fromkeys(("el trimestre pasado", "el trimestre anterior", "le trimestre passé"), ("quarter", 1)),
+}
+UNIT_NAMED = re.compile(
+    r"(?i)(?<![a-zà-ÿ])(" + "|".join(re.escape(k) for k in sorted(UNIT_BACK, key=len, reverse=True)) + r")(?![a-zà-ÿ])"
+)
+# halves of a year in words: "the first half of last year", "H2 last year", "die erste Hälfte letzten Jahres",
+# "去年下半年"
+HALF_WORDS = re.compile(
+    r"(?i)\b(?:H([12])|(first|second|erste[sn]?|zweite[sn]?)\s+(?:half|hälfte)(?:\s+of)?)\s+"
+    r"(?:the year\s+|des jahres\s+)?(" + _YEAR_WORDS + r")(?!\w)"
+)
 POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 _SINCE_WORDS = r"\bsince|\bseit|\bdepuis|\bdesde"
 SINCE = re.compile(r"(?i)(" + _SINCE_WORDS + r"|自从?|从)\s*$")
@@ -238,16 +260,6 @@ class DateRange:
         return f"read '{self.phrase}' as {self.start}..{self.end}"
 
 
-def _quarter(year: int, q: int) -> tuple[dt.date, dt.date]:
-    end_month = q * 3
-    return dt.date(year, end_month - 2, 1), dt.date(year, end_month, calendar.monthrange(year, end_month)[1])
-
-
-def _latest_quarter(q: int, today: dt.date) -> int:
-    """The year of the latest quarter q that has begun by today."""
-    return today.year if _quarter(today.year, q)[0] <= today else today.year - 1
-
-
 def _span(when: dt.date, period: str) -> tuple[dt.date, dt.date]:
     if period == "year":
         return dt.date(when.year, 1, 1), dt.date(when.year, 12, 31)
@@ -264,12 +276,6 @@ def _year_of(ref: str, today: dt.date) -> int:
     if ref.isdigit():
         return int(ref)
     return today.year - (years_back(ref) or 0)
-
-
-def _month_span(year: int, first: int, months: int) -> tuple[dt.date, dt.date]:
-    """`months` months from `first` of `year` (December's winter runs into the next year)."""
-    last_year, last = divmod(year * 12 + first - 1 + months - 1, 12)
-    return dt.date(year, first, 1), dt.date(last_year, last + 1, calendar.monthrange(last_year, last + 1)[1])
 
 
 def _year_before(text: str, at: int, today: dt.date | None = None) -> int | None:
@@ -291,65 +297,19 @@ def _context_year(text: str, at: int, q: int, today: dt.date) -> int:
     """The year of a quarter written without one: the last year the text names before it, in digits or words
     ("two years ago in Q3"), else the latest quarter q begun by today."""
     year = _year_before(text, at, today)
-    return year if year is not None else _latest_quarter(q, today)
+    return year if year is not None else latest_quarter(q, today)
 
 
-MIDDLE_WORDS = frozenset(("mid", "middle of", "mitte", "mediados"))
-START_WORDS = frozenset(
-    ("start", "beginning", "early", "going into", "heading into", "anfang", "début", "principios", "初")
-)
-
-
-def cjk_number(text: str) -> int | None:
-    """A number of one to three Chinese numerals or digits ("三", "两", "十二", "12"); None if it is none."""
-    if text.isdigit():
-        return int(text)
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        high = CJK_NUMERALS.get(tens, 0) if tens else 1
-        low = CJK_NUMERALS.get(ones, 0) if ones else 0
-        return high * 10 + low if (not tens or tens in CJK_NUMERALS) and (not ones or ones in CJK_NUMERALS) else None
-    return CJK_NUMERALS.get(text)
-
-
-def _cjk_period(m: re.Match[str], today: dt.date) -> tuple[dt.date, dt.date] | None:
-    """The span a CJK_PERIOD match names, or None (a bare "2024年" is YEAR's; a month outside 1-12)."""
-    digits, word, back, end, start, month = m.groups()
-    if digits:
-        if not (end or start or month):
-            return None
-        year = int(digits)
-    elif word:
-        year = today.year - CJK_YEARS_AHEAD[word]
-    else:
-        n = cjk_number(back)
-        if n is None:
-            return None
-        year = today.year - n
-    if month:
-        n = cjk_number(month)
-        return _month_span(year, n, 1) if n and 1 <= n <= 12 else None
-    if end or start:
-        return _year_part(year, "start" if start else "end")
-    return _month_span(year, 1, 12)
-
-
-def _last_season(first: int, today: dt.date) -> tuple[dt.date, dt.date]:
-    """The season starting in month `first` the year before this one: "this summer" is this year's, even in
-    December, so "last summer" is last year's (and "last winter", in March or in December, the one that began
-    last December)."""
-    return _month_span(today.year - 1, first, 3)
-
-
-def _year_part(year: int, word: str) -> tuple[dt.date, dt.date]:
-    """A year's start (its first quarter), its middle (June, as MID_YEAR), its late part (the fourth) or its end
-    (December)."""
-    word = word.lower()
-    if word in START_WORDS:
-        return _month_span(year, 1, 3)
-    if word in MIDDLE_WORDS:
-        return _month_span(year, 6, 1)
-    return _quarter(year, 4) if word == "late" else _month_span(year, 12, 1)
+def _units_ago(m: re.Match[str], today: dt.date) -> tuple[dt.date, dt.date] | None:
+    """The month or quarter a UNITS_AGO match counts back to; None for a count it cannot read."""
+    groups = [g for g in m.groups() if g]
+    if groups[0] == "半":
+        return months_back(today, 6)
+    word, unit = groups[0].lower(), groups[1].lower()
+    n = int(word) if word.isdigit() else NUMBER_WORDS.get(word) or COUNT_WORDS.get(word) or dates_zh.number(word)
+    if not n or word == "few":  # "a few months ago" names no one month
+        return None
+    return quarters_back(today, n) if unit.startswith(("q", "t", "季")) else months_back(today, n)
 
 
 def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
@@ -364,11 +324,11 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
     for m in ORDINAL_QUARTER.finditer(text):
         q = ORDINALS[m.group(1).lower()]
         if m.group(2):
-            add(m, _quarter(_year_of(m.group(2).lower(), today), q))
+            add(m, quarter(_year_of(m.group(2).lower(), today), q))
         elif m.group(1).lower() not in LAST_WORDS:
-            add(m, _quarter(_context_year(text, m.start(), q, today), q))  # "by the third quarter"
+            add(m, quarter(_context_year(text, m.start(), q, today), q))  # "by the third quarter"
         elif OF_THE_YEAR.match(text, m.end()):  # "the last quarter of the year": the fourth, not the one before now
-            add(m, _quarter(_year_named_before(text, m.start(), today), q))
+            add(m, quarter(_year_named_before(text, m.start(), today), q))
     for m in HALF.finditer(text):
         if m.group(1):
             half, year = int(m.group(1)), int(m.group(2))
@@ -376,64 +336,77 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
             half, year = 1 if ORDINALS.get(m.group(3).lower()) == 1 else 2, int(m.group(4))
         else:
             half, year = 1 if m.group(6) == "上" else 2, int(m.group(5))
-        add(m, _month_span(year, 1 + 6 * (half - 1), 6))
+        add(m, month_span(year, 1 + 6 * (half - 1), 6))
     for m in YEAR_PART.finditer(text):
         year = int(m.group(6) or m.group(7) or m.group(8) or m.group(10))
-        add(m, _year_part(year, next((g for g in (m.group(i) for i in (1, 2, 3, 4, 5, 9)) if g), "end")))
+        add(m, year_part(year, next((g for g in (m.group(i) for i in (1, 2, 3, 4, 5, 9)) if g), "end")))
     for m in YEAR_PART_WORDS.finditer(text):
         year = _year_of(m.group(6), today)
-        add(m, _year_part(year, next((g for g in m.groups()[:5] if g), "end")))
+        add(m, year_part(year, next((g for g in m.groups()[:5] if g), "end")))
     for m in YEAR_ALONE.finditer(text):
         year = _year_of(m.group(1), today)
-        add(m, _month_span(year, 1, 12))
+        add(m, month_span(year, 1, 12))
     for m in SEASON.finditer(text):
-        add(m, _month_span(int(m.group(2)), SEASON_START[m.group(1).lower()], 3))
+        add(m, month_span(int(m.group(2)), SEASON_START[m.group(1).lower()], 3))
     for m in SEASON_OF.finditer(text):
-        add(m, _month_span(_year_of(m.group(2), today), SEASON_START[m.group(1).lower()], 3))
+        add(m, month_span(_year_of(m.group(2), today), SEASON_START[m.group(1).lower()], 3))
     for m in SEASON_LAST.finditer(text):
-        add(m, _last_season(SEASON_START[next(g for g in m.groups() if g).lower()], today))
+        add(m, last_season(SEASON_START[next(g for g in m.groups() if g).lower()], today))
     for m in SEASON_THIS.finditer(text):
-        add(m, _month_span(today.year, SEASON_START[next(g for g in m.groups() if g).lower()], 3))
-    for m in CJK_PERIOD.finditer(text):
-        span = _cjk_period(m, today)
+        add(m, month_span(today.year, SEASON_START[next(g for g in m.groups() if g).lower()], 3))
+    for m in HALF_WORDS.finditer(text):
+        half = 1 if (m.group(1) == "1" or (m.group(2) and ORDINALS.get(m.group(2).lower()) == 1)) else 2
+        add(m, month_span(_year_of(m.group(3), today), 1 + 6 * (half - 1), 6))
+    for m in UNITS_AGO.finditer(text):
+        span = _units_ago(m, today)
         if span is not None:
             add(m, span)
+    for m in UNIT_NAMED.finditer(text):
+        unit, back = UNIT_BACK[m.group(1).lower()]
+        add(m, months_back(today, back) if unit == "month" else quarters_back(today, back))
+    for m, span in dates_zh.periods(text, today):
+        add(m, span)
     for m in MONTH_OF_YEAR.finditer(text):
         if m.group(1).lower() == "may" and not MAY_MONTH.search(text[: m.start()]):
             continue  # "reps may this year …": the verb, not the month
         year = _year_of(m.group(2), today)
-        span = _month_span(year, MONTHS[m.group(1).lower()], 1)
+        span = month_span(year, MONTHS[m.group(1).lower()], 1)
         if _since(text[: m.start()]):
             span = (span[0], today)  # "since March this year" reads to today
         add(m, span)
     for m in YEAR_AFTER.finditer(text):
         named = _year_before(text, m.start(), today)
         if named is not None:
-            add(m, _month_span(named + 1, 1, 12))
+            add(m, month_span(named + 1, 1, 12))
     for m in YEAR_THEN_MONTH.finditer(text):
         if m.group("month").lower() == "may" and not MAY_MONTH.search(text[: m.start("month")]):
             continue  # "this year, may we …"
-        add(m, _month_span(_year_of(m.group(1), today), MONTHS[m.group("month").lower()], 1))
+        add(m, month_span(_year_of(m.group(1), today), MONTHS[m.group("month").lower()], 1))
     return out
 
 
 def _last_n(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
-    """ "the past two weeks": the range from that long before today up to today ("last week" alone, without a
-    count, is the calendar week before: dateparser reads it)."""
-    out = []
+    """ "the past two weeks", "最近两周": the range from that long before today up to today ("last week" alone,
+    without a count, is the calendar week before: dateparser reads it)."""
+    found: list[tuple[re.Match[str], int | None, str]] = []
     for m in LAST_N.finditer(text):
         count, unit = m.group(1), m.group(2).lower()
         if count is None and not {"past", "vergangenen"} & set(m.group(0).lower().split()):
             continue  # "last year" is the calendar year before; "the past year" the twelve months to today
         n = 1 if count is None else int(count) if count.isdigit() else NUMBER_WORDS.get(count.lower())
+        kind = "d" if unit.startswith(("d", "t")) else "w" if unit.startswith("w") else "m" if unit[:2] == "mo" else "y"
+        found.append((m, n, kind))
+    found += dates_zh.last_n(text)
+    out = []
+    for m, n, kind in found:
         if n is None or n <= 0:
             continue
-        if unit.startswith(("d", "t")):
+        if kind == "d":
             start = today - dt.timedelta(days=n)
-        elif unit.startswith("w"):
+        elif kind == "w":
             start = today - dt.timedelta(weeks=n)
         else:
-            months = n if unit.startswith("mo") else 12 * n
+            months = n if kind == "m" else 12 * n
             y, mo = divmod(today.year * 12 + today.month - 1 - months, 12)
             start = dt.date(y, mo + 1, min(today.day, calendar.monthrange(y, mo + 1)[1]))
         out.append((m.start(), m.end(), DateRange(m.group(0), start.isoformat(), today.isoformat())))
@@ -457,17 +430,11 @@ def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
             year = _year_of(named.group(0), today)  # "Q3 last year", "Q2 two years ago"
         else:
             year = _context_year(text, m.start(), q, today)
-        start, end = _quarter(year, q)
+        start, end = quarter(year, q)
         rest.append(
             (m.start(), end_at, DateRange(text[m.start() : end_at].strip(), start.isoformat(), end.isoformat()))
         )
-    for m in CJK_QUARTER.finditer(text):
-        q = CJK_DIGIT[m.group(3)]
-        if m.group(1):
-            year = int(m.group(1))
-        else:
-            year = today.year - CJK_YEARS_BACK[m.group(2)] if m.group(2) else _latest_quarter(q, today)
-        start, end = _quarter(year, q)
+    for m, (start, end) in dates_zh.quarters(text, today):
         rest.append((m.start(), m.end(), DateRange(m.group(0), start.isoformat(), end.isoformat())))
     for m in MID_YEAR.finditer(text):
         year = int(m.group(1) or m.group(2))
@@ -476,7 +443,7 @@ def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
     for pattern, back in ((LAST_QUARTER, 1), (THIS_QUARTER, 0)):
         for m in pattern.finditer(text):
             n = (today.year * 4 + (today.month - 1) // 3) - back
-            start, end = _quarter(n // 4, n % 4 + 1)
+            start, end = quarter(n // 4, n % 4 + 1)
             rest.append((m.start(), m.end(), DateRange(m.group(0), start.isoformat(), end.isoformat())))
     return out + [r for r in rest if not any(a < r[1] and r[0] < b for a, b in taken)]
 

@@ -332,3 +332,36 @@ def test_a_season_in_words_is_that_years() -> None:
     assert read("Who baked in the summer of last year?") == ["summer of last year=2025-06-01..2025-08-31"]
     assert read("Wer backte im Sommer vor zwei Jahren?", "de") == ["Sommer vor zwei Jahren=2024-06-01..2024-08-31"]
     assert read("Qui cuisait l'été de l'année dernière ?", "fr") == ["été de l'année dernière=2025-06-01..2025-08-31"]
+
+
+def test_months_and_quarters_counted_back_in_words() -> None:
+    """dateparser finds none of these: each is the calendar month or quarter that many before today's."""
+    assert read("What did flour cost three months ago?") == ["three months ago=2026-09-01..2026-09-30"]
+    assert read("¿Cuánto costaba la harina hace tres meses?", "es") == ["hace tres meses=2026-09-01..2026-09-30"]
+    assert read("三个月前面粉多少钱？", "zh") == ["三个月前=2026-09-01..2026-09-30"]
+    assert read("半年前我们有几个面包师？", "zh") == ["半年前=2026-06-01..2026-06-30"]
+    assert read("How many loaves two quarters ago?") == ["two quarters ago=2026-04-01..2026-06-30"]
+    assert read("Wie viele Brote vor zwei Quartalen?", "de") == ["vor zwei Quartalen=2026-04-01..2026-06-30"]
+    assert read("Who baked the month before last?") == ["the month before last=2026-10-01..2026-10-31"]
+    assert read("Combien de pains le mois dernier ?", "fr") == ["le mois dernier=2026-11-01..2026-11-30"]
+    assert read("¿Cuántos panes el mes pasado?", "es") == ["el mes pasado=2026-11-01..2026-11-30"]
+    assert read("¿Cuántos panes el trimestre pasado?", "es") == ["el trimestre pasado=2026-07-01..2026-09-30"]
+    assert read("这个月卖了多少？", "zh") == ["这个月=2026-12-01..2026-12-31"]
+    assert read("We opened a few months ago.") == []  # "a few" names no one month
+
+
+def test_halves_and_seasons_of_a_year_in_words() -> None:
+    assert read("Sales in the first half of last year?") == ["first half of last year=2025-01-01..2025-06-30"]
+    assert read("Sales in H2 last year?") == ["H2 last year=2025-07-01..2025-12-31"]
+    assert read("Umsatz in der ersten Hälfte letzten Jahres", "de") == [
+        "ersten Hälfte letzten Jahres=2025-01-01..2025-06-30"
+    ]
+    assert read("去年下半年卖了多少？", "zh") == ["去年下半年=2025-07-01..2025-12-31"]
+    assert read("今年上半年卖了多少？", "zh") == ["今年上半年=2026-01-01..2026-06-30"]
+    assert read("去年夏天谁在烤面包？", "zh") == ["去年夏天=2025-06-01..2025-08-31"]
+    assert read("2024年春天开了几家店？", "zh") == ["2024年春天=2024-03-01..2024-05-31"]
+
+
+def test_the_last_n_units_in_chinese_run_up_to_today() -> None:
+    assert read("最近两周卖了多少？", "zh") == ["最近两周=2026-11-17..2026-12-01"]
+    assert read("过去三个月的销量", "zh") == ["过去三个月=2026-09-01..2026-12-01"]
