@@ -15,6 +15,7 @@ from kb.search import dates_zh
 from kb.search.spans import (
     last_season,
     latest_quarter,
+    latest_season,
     month_span,
     months_back,
     quarter,
@@ -173,6 +174,14 @@ SEASON_LAST = re.compile(
     rf"(?i)\b(?:last|past|letzten|vergangenen)\s+({_SEASONS})\b|(?:\bl'|\ble\s+)(été|automne|hiver|printemps)\s+"
     rf"dernier\b|\b(?:el|la)\s+(verano|otoño|invierno|primavera)\s+pasad[oa]\b"
 )
+# a year's end or start with no year in the phrase: "at the end of the year", "Anfang des Jahres", "en fin d'année",
+# "a principios de año", "年底": of the last year the question names before it, else this one
+YEAR_PART_BARE = re.compile(
+    r"(?i)\b(?:(end|close|start|beginning) of the year|(ende|anfang) des jahres|(zum jahresende)|"
+    r"(fin|début) de l'année|en (fin|début) d'année|(finales|principios) del? año)\b|"
+    r"(?<![年\d去今前明])(年底|年末|年初)"
+)
+BARE_START = frozenset(("start", "beginning", "anfang", "début", "principios", "年初"))
 SEASON_THIS = re.compile(
     rf"(?i)\b(?:this|diesen|dieses|diesem)\s+({_SEASONS})\b|\bcet?\s+(été|automne|hiver|printemps)\b|"
     rf"\best[ea]\s+(verano|otoño|invierno|primavera)\b"
@@ -351,7 +360,9 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
     for m in SEASON_OF.finditer(text):
         add(m, month_span(_year_of(m.group(2), today), SEASON_START[m.group(1).lower()], 3))
     for m in SEASON_LAST.finditer(text):
-        add(m, last_season(SEASON_START[next(g for g in m.groups() if g).lower()], today))
+        first = SEASON_START[next(g for g in m.groups() if g).lower()]
+        past = m.group(0).lower().startswith("past")  # "this past summer": the latest one over, not last year's
+        add(m, latest_season(first, today) if past else last_season(first, today))
     for m in SEASON_THIS.finditer(text):
         add(m, month_span(today.year, SEASON_START[next(g for g in m.groups() if g).lower()], 3))
     for m in HALF_WORDS.finditer(text):
@@ -382,6 +393,9 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
         if m.group("month").lower() == "may" and not MAY_MONTH.search(text[: m.start("month")]):
             continue  # "this year, may we …"
         add(m, month_span(_year_of(m.group(1), today), MONTHS[m.group("month").lower()], 1))
+    for m in YEAR_PART_BARE.finditer(text):  # last: a phrase naming its year was read above
+        word = next(g for g in m.groups() if g).lower()
+        add(m, year_part(_year_named_before(text, m.start(), today), "start" if word in BARE_START else "end"))
     return out
 
 

@@ -48,6 +48,14 @@ def last_season(first: int, today: dt.date) -> Span:
     return month_span(today.year - 1, first, 3)
 
 
+def latest_season(first: int, today: dt.date) -> Span:
+    """The latest season starting in month `first` that was over by `today` ("this past summer")."""
+    year = today.year
+    while month_span(year, first, 3)[1] >= today:
+        year -= 1
+    return month_span(year, first, 3)
+
+
 def year_part(year: int, word: str) -> Span:
     """A year's start (its first quarter), its middle (June, as a mid-year), its late part (the fourth) or its end
     (December)."""

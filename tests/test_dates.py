@@ -365,3 +365,21 @@ def test_halves_and_seasons_of_a_year_in_words() -> None:
 def test_the_last_n_units_in_chinese_run_up_to_today() -> None:
     assert read("最近两周卖了多少？", "zh") == ["最近两周=2026-11-17..2026-12-01"]
     assert read("过去三个月的销量", "zh") == ["过去三个月=2026-09-01..2026-12-01"]
+
+
+def test_this_past_season_is_the_latest_one_over() -> None:
+    assert read("What did we bake this past summer?") == ["past summer=2026-06-01..2026-08-31"]
+    assert read("What did we bake last summer?") == ["last summer=2025-06-01..2025-08-31"]
+
+
+def test_a_year_end_or_start_without_a_year_is_of_the_year_named_before_else_this_one() -> None:
+    assert read("How many loaves do we aim for by the end of the year?") == ["end of the year=2026-12-01..2026-12-31"]
+    assert read("In 2023 we had two ovens. How many at the end of the year?") == [
+        "In 2023=2023-01-01..2023-12-31",
+        "end of the year=2023-12-01..2023-12-31",
+    ]
+    assert read("Wie viele Brote Anfang des Jahres?", "de") == ["Anfang des Jahres=2026-01-01..2026-03-31"]
+    assert read("Combien de pains à la fin de l'année ?", "fr") == ["fin de l'année=2026-12-01..2026-12-31"]
+    assert read("¿Cuántos panes a principios de año?", "es") == ["principios de año=2026-01-01..2026-03-31"]
+    assert read("年底有几家分店？", "zh") == ["年底=2026-12-01..2026-12-31"]
+    assert read("去年年底有几家分店？", "zh") == ["去年年底=2025-12-01..2025-12-31"]
