@@ -12,7 +12,13 @@ stay in the private index.
 Above SHORTLIST_MIN rows, the scan reads int8 codes of the vectors first (a quarter of the bytes, kb.int8scan): the
 SHORTLIST_FACTOR x `limit` rows they rank first (at least SHORTLIST_FLOOR) are scored exactly on their float32
 vectors, and the top `limit` of those is the answer. bench/search_latency.py measures how much of the exact top it
-keeps and what it saves. A generation written before the codes existed has none and is scanned whole."""
+keeps and what it saves. A generation written before the codes existed has none and is scanned whole.
+
+Which product is faster depends on the machine: the int8 one took 6.4 ms against the float32 one's 14.5 ms at 13,284
+notes on one day of this 2-core machine class, 24 ms against 10-11 ms on another. So writing a generation (or adding
+its codes) times both on its own rows and records the choice in its scan.json: the shortlist is read only where it
+took at most SHORTLIST_GAIN of the exact scan's time. The choice is fixed with the generation, so every search on it
+takes the same path (a choice timed per process could let rankings differ between two processes)."""
 
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +44,9 @@ _CODES = ("codes.npy", "scales.npy")  # the int8 shortlist's files (a generation
 SHORTLIST_MIN = 20_000  # rows: below it the float32 scan takes about 1.5 ms, and it stays exact
 SHORTLIST_FACTOR = 4
 SHORTLIST_FLOOR = 400
+SHORTLIST_GAIN = 0.7  # the shortlist is chosen only where it takes at most this share of the exact scan's time
+SCAN_FILE = "scan.json"  # the generation's timed choice: {"shortlist": bool, "exact_ms": .., "shortlist_ms": ..}
+SCAN_TRIALS = 5
 NO_DATE = b"-"  # a passage without a date passes no date filter (as `c.date >= $since` on null in Cypher)
 
 
@@ -71,6 +81,7 @@ class Matrix:
     vectors: np.ndarray
     codes: np.ndarray | None = None  # int8 (dims x rows) and per-dimension scales: kb.int8scan
     scales: np.ndarray | None = None
+    use_codes: bool = True  # the generation's scan.json chose the shortlist (one written before the choice: yes)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -117,7 +128,7 @@ class Matrix:
 
     def shortlist(self, q: np.ndarray, limit: int, passing: np.ndarray | None) -> np.ndarray | None:
         """The rows (ascending) to score exactly, ranked by the int8 codes; None: score every row."""
-        if self.codes is None or self.scales is None or len(self.ids) < SHORTLIST_MIN:
+        if not self.use_codes or self.codes is None or self.scales is None or len(self.ids) < SHORTLIST_MIN:
             return None
         want = max(limit * SHORTLIST_FACTOR, SHORTLIST_FLOOR)
         if passing is not None and int(passing.sum()) <= want:
@@ -199,9 +210,58 @@ def load(root: Path, stamp: str) -> Matrix | None:
         vectors,
         codes,
         scales,
+        _scan(folder).get("shortlist", True) is not False,
     )
     _loaded[root] = matrix
     return matrix
+
+
+def _scan(folder: Path) -> dict[str, Any]:
+    """The generation's recorded scan choice; {} when it has none (written before kb timed the two)."""
+    try:
+        data = json.loads((folder / SCAN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def choose_scan(vectors: np.ndarray, codes: np.ndarray, scales: np.ndarray) -> dict[str, Any]:
+    """Time the exact float32 scan and the int8 shortlist (its product and the exact scoring of the rows it keeps)
+    on SCAN_TRIALS of the matrix's own rows, after one untimed run of each; the shortlist is chosen when its median
+    is at most SHORTLIST_GAIN of the exact one's. Below SHORTLIST_MIN rows the scan is exact anyway."""
+    if len(vectors) < max(SHORTLIST_MIN, 1):
+        return {"shortlist": False}
+    want = min(SHORTLIST_FLOOR, len(vectors))
+    exact: list[float] = []
+    short: list[float] = []
+    for n, row in enumerate([0, *np.linspace(0, len(vectors) - 1, SCAN_TRIALS).astype(int).tolist()]):
+        q = np.asarray(vectors[row], dtype=np.float32)
+        t0 = time.perf_counter()
+        _ = np.asarray(vectors) @ q
+        t1 = time.perf_counter()
+        approx = int8scan.scores(codes, scales, q)
+        kept = np.sort(np.argpartition(approx, len(approx) - want)[len(approx) - want :])
+        _ = np.asarray(vectors[kept]) @ q
+        t2 = time.perf_counter()
+        if n:  # the first run of each only loads what they read
+            exact.append(t1 - t0)
+            short.append(t2 - t1)
+    exact_s, short_s = float(np.median(exact)), float(np.median(short))
+    return {
+        "shortlist": short_s <= SHORTLIST_GAIN * exact_s,
+        "exact_ms": round(exact_s * 1e3, 3),
+        "shortlist_ms": round(short_s * 1e3, 3),
+    }
+
+
+def _write_scan(folder: Path, vectors: np.ndarray, codes: np.ndarray, scales: np.ndarray) -> None:
+    """Time the two scans and record the choice in the folder, atomically."""
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(choose_scan(vectors, codes, scales), fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, folder / SCAN_FILE)
 
 
 def _codes(folder: Path, vectors: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -226,6 +286,7 @@ def ensure_codes(root: Path, stamp: str) -> bool:
     if matrix is None or matrix.codes is not None:
         return False
     codes, scales = int8scan.quantize_rows(matrix.vectors)
+    _write_scan(root / stamp, matrix.vectors, codes, scales)  # before the codes: a reader that sees them sees it
     for name, array in zip(_CODES, (codes, scales), strict=True):
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npy", dir=root / stamp)
         os.close(fd)
@@ -247,6 +308,7 @@ def write(root: Path, stamp: str, embedder: str, listing: Sequence[Listed], vect
         arrays, meta = _arrays(listing, vectors)
         for name, array in arrays.items():
             _save(tmp / name, array)
+        _write_scan(tmp, arrays["vectors.npy"], arrays["codes.npy"], arrays["scales.npy"])
         (tmp / "meta.json").write_text(json.dumps({"stamp": stamp, "embedder": embedder, **meta}), encoding="utf-8")
         _fsync(tmp / "meta.json")
         os.replace(tmp, folder)
@@ -326,6 +388,7 @@ def describe(root: Path | None, stamp: str | None) -> dict[str, Any]:
         "stamp": stamp,
         "passages": len(matrix),
         "codes": matrix.codes is not None,
-        "shortlist": matrix.codes is not None and len(matrix) >= SHORTLIST_MIN,
+        "shortlist": matrix.use_codes and matrix.codes is not None and len(matrix) >= SHORTLIST_MIN,
+        "scan": _scan(root / stamp),
         "bytes": size,
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -295,6 +296,7 @@ def test_the_int8_shortlist_answers_as_the_exact_scan(
     assert matrix is not None and matrix.codes is not None and matrix.codes.shape == matrix.vectors.T.shape
     assert len(matrix) > 60
     exact = dataclasses.replace(matrix, codes=None, scales=None)
+    matrix = dataclasses.replace(matrix, use_codes=True)  # the generation, too small, chose the exact scan
     monkeypatch.setattr(vectorfile, "SHORTLIST_MIN", 0)
     monkeypatch.setattr(vectorfile, "SHORTLIST_FACTOR", 3)
     monkeypatch.setattr(vectorfile, "SHORTLIST_FLOOR", 12)
@@ -370,3 +372,37 @@ def test_status_describes_the_file_the_graph_vouches_for(filed: Store, example_v
         f.unlink()
     vectorfile._loaded.clear()
     assert vectorfile.describe(root, stamp) == {"state": "missing", "stamp": stamp}
+
+
+def test_a_generation_records_which_scan_is_faster_here_and_every_search_on_it_takes_that_one(
+    filed: Store, example_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The int8 product is faster than the float32 one on some machines and slower on others: a generation times
+    both when written and keeps the choice in its scan.json, read by every process; one written before the choice
+    keeps the shortlist."""
+    build(filed, example_vault)
+    root, stamp = filed.vector_dir, filed.get_meta(vectorfile.META_KEY)["stamp"]
+    assert root is not None
+    small = json.loads((root / stamp / vectorfile.SCAN_FILE).read_text())
+    assert small == {"shortlist": False}  # under SHORTLIST_MIN rows the scan is exact anyway: nothing timed
+    matrix = SearchIndex(filed).matrix()
+    assert matrix is not None and not matrix.use_codes
+    monkeypatch.setattr(vectorfile, "SHORTLIST_MIN", 0)
+    monkeypatch.setattr(vectorfile, "SHORTLIST_FLOOR", 12)  # so that it really cuts this small vault
+    vec = np.asarray(EMB.embed_query(QUESTIONS[0]), dtype=np.float32)
+    assert matrix.shortlist(vec, 4, None) is None  # the recorded choice stands whatever the rows
+    for gain, chosen in ((1e9, True), (0.0, False)):
+        monkeypatch.setattr(vectorfile, "SHORTLIST_GAIN", gain)
+        assert matrix.codes is not None and matrix.scales is not None
+        timed = vectorfile.choose_scan(matrix.vectors, matrix.codes, matrix.scales)
+        assert timed["shortlist"] is chosen and timed["exact_ms"] >= 0 and timed["shortlist_ms"] >= 0
+    (root / stamp / vectorfile.SCAN_FILE).write_text(json.dumps({"shortlist": True}))
+    vectorfile._loaded.clear()
+    chosen_matrix = SearchIndex(filed).matrix()
+    assert chosen_matrix is not None and chosen_matrix.use_codes
+    assert chosen_matrix.shortlist(vec, 4, None) is not None
+    assert vectorfile.describe(root, stamp)["shortlist"] is True
+    (root / stamp / vectorfile.SCAN_FILE).unlink()  # a generation written before kb timed the two
+    vectorfile._loaded.clear()
+    older = SearchIndex(filed).matrix()
+    assert older is not None and older.use_codes and vectorfile.describe(root, stamp)["scan"] == {}
