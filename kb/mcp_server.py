@@ -22,10 +22,11 @@ back); kb's managed server is Community Edition, with a single admin user.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -235,6 +236,10 @@ def read_schema(tx: neo4j.ManagedTransaction) -> dict[str, Any]:
     }
 
 
+class WarmStopped(KbError):
+    """The warm-up stopped because a tool call came."""
+
+
 class KbTools:
     """The four tools over one lazily opened public-view store and embedder."""
 
@@ -244,6 +249,11 @@ class KbTools:
         self._lock = threading.Lock()
         self._store: PublicStore | None = None
         self._embedder: Embedder | None = None
+        # the warm-up gives way to the agent: views hide private material by write locks, so a warm search's view
+        # and a call's wait on each other (a call waited past a 2 s deadline on a loaded machine); a call stops the
+        # warm-up before its next search and waits only for the one in flight
+        self._calls = threading.Event()
+        self._warm_step = threading.Lock()
 
     def store(self) -> PublicStore:
         with self._lock:
@@ -269,8 +279,23 @@ class KbTools:
         the first search on a just-started server otherwise waits seconds for them)."""
         try:
             store, emb = self.store(), self.embedder()
-            warm_searches(store, emb, each=store.view)
-        except Exception:  # the first call meets the same failure and reports it
+            warm_searches(store, emb, each=lambda: self._warm_view(store))
+        except Exception:  # a call stopped it, or the first call meets the same failure and reports it
+            pass
+
+    @contextlib.contextmanager
+    def _warm_view(self, store: PublicStore) -> Iterator[object]:
+        """One warm search's view, unless a call has come: then the warm-up stops (WarmStopped)."""
+        with self._warm_step:
+            if self._calls.is_set():
+                raise WarmStopped("a tool call came: the warm-up gives way")
+            with store.view() as tx:
+                yield tx
+
+    def _give_way(self) -> None:
+        """Stop the warm-up and wait for its search in flight, if any."""
+        self._calls.set()
+        with self._warm_step:
             pass
 
     def close(self) -> None:
@@ -285,6 +310,7 @@ class KbTools:
                 self.embedder()
         except Exception as exc:
             return _result(error=error_text(exc, self.limits.timeout_s))
+        self._give_way()
         return run_with_deadline(lambda: retrying(work), self.limits.timeout_s, store.terminate)
 
     def search(

@@ -393,3 +393,49 @@ def test_a_promoted_note_says_why() -> None:
     assert "promoted" not in _search_note(replace(moved, promoted=None))
     demoted = _search_note(replace(moved, promoted=None, demoted="outdated claims (customer_count = 200)"))
     assert demoted["demoted"] == "outdated claims (customer_count = 200)" and "promoted" not in demoted
+
+
+def test_the_warm_up_gives_way_to_a_call(kb_env: Path, vault: Path, store: Store) -> None:
+    """Views hide private material by write locks, so a warm search's view and a call's wait on each other: a call
+    stops the warm-up before its next search and waits only for the one in flight."""
+    import threading
+    import time
+
+    from kb.config import load_config
+    from kb.mcp_server import KbTools, WarmStopped
+
+    tools = KbTools(load_config(flags={"vault": str(vault), "private_folders": ["Journal"]}))
+    try:
+        view = tools.store()
+        inside, release, order = threading.Event(), threading.Event(), []
+
+        def warm_search() -> None:
+            with tools._warm_view(view):
+                inside.set()
+                release.wait(10)
+            order.append("warm search")
+
+        def call() -> None:
+            tools._give_way()
+            order.append("call")
+
+        searching = threading.Thread(target=warm_search)
+        searching.start()
+        assert inside.wait(10)
+        calling = threading.Thread(target=call)
+        calling.start()
+        time.sleep(0.3)
+        assert order == []  # the call waits for the warm search in flight ...
+        release.set()
+        searching.join(10)
+        calling.join(10)
+        assert order == ["warm search", "call"]
+        with pytest.raises(WarmStopped), tools._warm_view(view):  # ... and no warm search starts after it
+            pass
+        started = time.monotonic()
+        tools.warm()  # a warm-up after a call runs nothing
+        assert time.monotonic() - started < 2
+        answered = tools.cypher("MATCH (n:Note) RETURN count(n) AS n")  # the call itself answers
+        assert not answered.is_error and json.loads(text_of(answered))["rows"] == [{"n": before_notes(store)}]
+    finally:
+        tools.close()
