@@ -13,6 +13,7 @@ from typing import Any
 
 from kb.search import dates_zh
 from kb.search.spans import (
+    half,
     last_season,
     latest_quarter,
     latest_season,
@@ -340,12 +341,12 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
             add(m, quarter(_year_named_before(text, m.start(), today), q))
     for m in HALF.finditer(text):
         if m.group(1):
-            half, year = int(m.group(1)), int(m.group(2))
+            n, year = int(m.group(1)), int(m.group(2))
         elif m.group(3):
-            half, year = 1 if ORDINALS.get(m.group(3).lower()) == 1 else 2, int(m.group(4))
+            n, year = 1 if ORDINALS.get(m.group(3).lower()) == 1 else 2, int(m.group(4))
         else:
-            half, year = 1 if m.group(6) == "上" else 2, int(m.group(5))
-        add(m, month_span(year, 1 + 6 * (half - 1), 6))
+            n, year = 1 if m.group(6) == "上" else 2, int(m.group(5))
+        add(m, half(year, n))
     for m in YEAR_PART.finditer(text):
         year = int(m.group(6) or m.group(7) or m.group(8) or m.group(10))
         add(m, year_part(year, next((g for g in (m.group(i) for i in (1, 2, 3, 4, 5, 9)) if g), "end")))
@@ -366,8 +367,8 @@ def _named_periods(text: str, today: dt.date) -> list[tuple[int, int, DateRange]
     for m in SEASON_THIS.finditer(text):
         add(m, month_span(today.year, SEASON_START[next(g for g in m.groups() if g).lower()], 3))
     for m in HALF_WORDS.finditer(text):
-        half = 1 if (m.group(1) == "1" or (m.group(2) and ORDINALS.get(m.group(2).lower()) == 1)) else 2
-        add(m, month_span(_year_of(m.group(3), today), 1 + 6 * (half - 1), 6))
+        n = 1 if (m.group(1) == "1" or (m.group(2) and ORDINALS.get(m.group(2).lower()) == 1)) else 2
+        add(m, half(_year_of(m.group(3), today), n))
     for m in UNITS_AGO.finditer(text):
         span = _units_ago(m, today)
         if span is not None:
@@ -456,8 +457,7 @@ def _quarters(text: str, today: dt.date) -> list[tuple[int, int, DateRange]]:
     rest += _last_n(text, today)
     for pattern, back in ((LAST_QUARTER, 1), (THIS_QUARTER, 0)):
         for m in pattern.finditer(text):
-            n = (today.year * 4 + (today.month - 1) // 3) - back
-            start, end = quarter(n // 4, n % 4 + 1)
+            start, end = quarters_back(today, back)
             rest.append((m.start(), m.end(), DateRange(m.group(0), start.isoformat(), end.isoformat())))
     return out + [r for r in rest if not any(a < r[1] and r[0] < b for a, b in taken)]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from kb.search.spans import Span, latest_quarter, month_span, quarter, year_part
+from kb.search.spans import Span, half, latest_quarter, month_span, quarter, year_part
 
 _N = r"[一二两三四五六七八九十\d]{1,3}"
 QUARTER = re.compile(r"(?:((?:19|20)\d\d)年|(去年|今年|前年))?第([一二三四1-4])季度")
@@ -54,7 +54,7 @@ def periods(text: str, today: dt.date) -> list[tuple[re.Match[str], Span]]:
     for m in HALF.finditer(text):
         year = year_of(m.group(1), today)
         if year is not None:
-            out.append((m, month_span(year, 1 if m.group(2) == "上" else 7, 6)))
+            out.append((m, half(year, 1 if m.group(2) == "上" else 2)))
     for m in SEASON.finditer(text):
         year = int(m.group(1)) if m.group(1) else year_of(m.group(2) or m.group(3) + "年前", today)
         if year is not None:

@@ -29,6 +29,11 @@ def month_span(year: int, first: int, months: int) -> Span:
     return dt.date(year, first, 1), dt.date(last_year, last + 1, calendar.monthrange(last_year, last + 1)[1])
 
 
+def half(year: int, n: int) -> Span:
+    """The first (1) or second (2) half of `year`."""
+    return month_span(year, 1 + 6 * (n - 1), 6)
+
+
 def months_back(today: dt.date, n: int) -> Span:
     """The calendar month `n` months before today's."""
     y, mo = divmod(today.year * 12 + today.month - 1 - n, 12)
