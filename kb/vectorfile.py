@@ -138,7 +138,7 @@ class Matrix:
         approx = int8scan.scores(self.codes, self.scales, q)
         if passing is not None:
             approx = np.where(passing, approx, np.iinfo(np.int32).min)
-        return np.sort(np.argpartition(approx, len(approx) - want)[len(approx) - want :])
+        return _top_rows(approx, want)
 
     def passing(self, filters: Mapping[str, Any]) -> np.ndarray | None:
         """Which rows pass the filters, as kb.cypher.chunk_filter reads them (None: no filter is active)."""
@@ -216,6 +216,11 @@ def load(root: Path, stamp: str) -> Matrix | None:
     return matrix
 
 
+def _top_rows(approx: np.ndarray, want: int) -> np.ndarray:
+    """The `want` rows (ascending) the int8 scores rank first: the shortlist search reads and the timing times."""
+    return np.sort(np.argpartition(approx, len(approx) - want)[len(approx) - want :])
+
+
 def _scan(folder: Path) -> dict[str, Any]:
     """The generation's recorded scan choice; {} when it has none (written before kb timed the two)."""
     try:
@@ -240,7 +245,7 @@ def choose_scan(vectors: np.ndarray, codes: np.ndarray, scales: np.ndarray) -> d
         _ = np.asarray(vectors) @ q
         t1 = time.perf_counter()
         approx = int8scan.scores(codes, scales, q)
-        kept = np.sort(np.argpartition(approx, len(approx) - want)[len(approx) - want :])
+        kept = _top_rows(approx, want)
         _ = np.asarray(vectors[kept]) @ q
         t2 = time.perf_counter()
         if n:  # the first run of each only loads what they read
