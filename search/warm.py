@@ -7,11 +7,19 @@ Planned is not yet fast: the server compiles its hot code paths (the full-text a
 serves, on the same cores. At 13,284 notes the first 50 varied questions after a start took 80-90 ms (p50) with
 the planning search alone, 42-60 ms after 20 to 150 more plain searches on the vault's own words, 33-58 ms after 60
 searches of every path (plain and filtered, hybrid and graph), and 24-31 ms on a server that had served for a while
-(bench/search_latency.py). So the warm-up also runs up to WARM_SEARCHES such searches, within WARM_BUDGET_S."""
+(bench/search_latency.py). So the warm-up also runs up to WARM_SEARCHES such searches, within WARM_BUDGET_S.
+
+Each of them runs the vector leg too, with a stand-in vector of its own (FixedVector: no model is loaded): the
+passages nearest differ from search to search, so the server reads more of the graph before the first question.
+Measured on the bench's 13,284 notes (50 questions right after the warm-up, on a restarted server, runs interleaved
+on one machine): search p50 44-50 ms (median of 4 runs 46.7) with the vector leg only in the graph searches, 28-40
+ms (median of 7 runs 34.5) with it in every search, at 1.7 s more warm-up (12 s in all); the same 1.7 s spent on
+20 more searches without it gave 39-48 ms; one vector for every search gave 32-48 ms."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -35,8 +43,9 @@ SINCE = "2000-01-01"  # a date filter nearly every dated chunk passes
 
 @dataclass
 class FixedVector:
-    """Stands in for the vault's embedder (its identity and size) without loading a model: every text gets the
-    same unit vector, and a statement's plan does not depend on the vector."""
+    """Stands in for the vault's embedder (its identity and size) without loading a model: each text gets a unit
+    vector fixed by its bytes (the same text, the same vector, in every process), so searches on different
+    phrases read different nearest passages; a statement's plan does not depend on the vector."""
 
     model_name: str
     identity: str
@@ -50,7 +59,9 @@ class FixedVector:
         return [self.embed_query(t) for t in texts]
 
     def embed_query(self, text: str) -> list[float]:
-        return [1.0 / math.sqrt(self.size)] * self.size
+        raw = [b - 127.5 for b in hashlib.shake_256(text.encode("utf-8")).digest(self.size)]
+        norm = math.sqrt(sum(x * x for x in raw))
+        return [x / norm for x in raw]
 
 
 @dataclass(frozen=True)
@@ -106,8 +117,8 @@ def warm_searches(
     """Run one graph search (hybrid search runs under it) so the server plans their statements, then up to `count`
     searches on phrases of the vault's first chunks while `budget_s` lasts (plain and filtered, hybrid and graph);
     None for a graph that holds no vault yet (nothing to search). `embedder` reads the planning question (default:
-    the stand-in for the graph's; none before vectors exist: full-text only); the stand-in reads the graph searches'
-    questions, so no model reads 60 questions, and the hybrid ones run without their vector leg. `each` opens a
+    the stand-in for the graph's; none before vectors exist: full-text only); the stand-in reads the other
+    searches' phrases, so no model reads 60 questions and each search runs its vector leg. `each` opens a
     scope around every search (the MCP server's view: one short transaction each, so the warm-up never holds the
     view's locks for seconds while a first call waits on them)."""
     if not store.holds_chunks():
@@ -127,6 +138,6 @@ def warm_searches(
             break
         mode, filters = variant(i, row)
         with scope():
-            run_search(store, fixed if mode == "graph" else None, phrase, mode=mode, k=20, filters=filters)
+            run_search(store, fixed, phrase, mode=mode, k=20, filters=filters)
         done += 1
     return Warmed(done, time.perf_counter() - t0)

@@ -474,10 +474,13 @@ def test_the_warm_up_searches_the_vaults_own_words_within_its_count_and_budget(b
     from kb.search import warm
 
     asked: list[str] = []
+    vectors: list[list[float]] = []
     real = warm.run_search
 
     def counted(store: Store, embedder: object, question: str, **kw: object) -> object:
         asked.append(question)
+        if isinstance(embedder, warm.FixedVector):
+            vectors.append(embedder.embed_query(question))
         return real(store, embedder, question, **kw)  # type: ignore[arg-type]
 
     with pytest.MonkeyPatch.context() as mp:
@@ -488,9 +491,16 @@ def test_the_warm_up_searches_the_vaults_own_words_within_its_count_and_budget(b
         first = [r["text"] for r in built.read("MATCH (c:Chunk) RETURN c.text AS text ORDER BY c.id LIMIT 5")]
         words = {w for t in first for w in t.split()}
         assert all(set(p.split()) <= words for p in asked[1:])  # the vault's own words
+        # every search runs its vector leg, each with a vector of its own (more of the graph read before a question)
+        assert len(vectors) == len(asked) and len({tuple(v) for v in vectors}) == len(set(asked))
         asked.clear()
         spent = warm.warm_searches(built, count=5, budget_s=0)
         assert spent is not None and spent.searches == 1 and len(asked) == 1
+    stand = warm.stand_in(built)
+    assert stand is not None
+    one, again, other = (stand.embed_query(t) for t in ("alpha beta", "alpha beta", "gamma delta"))
+    assert one == again != other and len(one) == EMB.dimensions
+    assert abs(sum(x * x for x in one) - 1.0) < 1e-9
     assert warm.phrases(["one two three four five six seven eight", "", "12 34", "alpha beta"], words=3) == [
         "one two three",
         "alpha beta",
