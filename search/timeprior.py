@@ -27,9 +27,9 @@ baseline 15 -> 14 (dev and time-questions MRR no longer, retrieval11 MRR newly);
 used: hybrid reads no question, so `kb search` starts without dateparser (about 0.4 s in a fresh process), and
 `--mode auto` already sends questions about a state to graph mode, which applies the prior (current-first 0.736).
 Measured again on 2026-12-07 (the project's 24 sets, 667 questions, same build): MRR 0.690 -> 0.711, current-first
-0.483 -> 0.615, cells behind the naive baseline 15 -> 14, but one set's MRR fell significantly (retrieval9, 0.747 ->
-0.677, 2 questions won and 12 lost, p = 0.01: questions about what happened at a dated event, the notes written then
-lifted above the record that tells it).
+0.483 -> 0.615, cells behind the naive baseline 15 -> 14, but one set fell further behind it (retrieval9 MRR 0.747 ->
+0.677 against naive's 0.835, now 2 questions won and 12 lost, p = 0.01): of its 4 questions the prior moved, all
+lost, each read as about now or whether something happened, its answer in an older note that newer ones passed.
 
 Measured and not used (graph mode, the project's 23 sets over the shared vault, from MRR 0.733 and current-first
 0.731): for whether something happened, a period named only in a sentence of context ("At the December 2023 board
