@@ -16,6 +16,7 @@ from kb.eval.metrics import (
     context_text,
     count_tokens,
     current_band,
+    current_cause,
     current_first,
     facts_found,
     mrr,
@@ -30,7 +31,7 @@ from kb.eval.questions import Question
 from kb.search.fusion import FusionConfig
 from kb.search.hybrid import Filters, flat_chunks, hybrid_search
 from kb.search.modes import run_search
-from kb.search.results import ChunkResult, shown_score
+from kb.search.results import ChunkResult, SearchResult, shown_score
 from kb.store import SearchIndex, Store
 
 LOCAL = Filters(include_private=True)  # the eval runs locally: private notes count like any other
@@ -59,6 +60,7 @@ class ModeOutput:
     top_score: float | None
     latency_ms: float
     search_ms: float
+    standings: dict[str, str] | None = None  # graph search's reading of the notes' claims (NoteResult.standing)
 
 
 @dataclass
@@ -76,6 +78,7 @@ class Row:
     top: list[str] = field(default_factory=list)  # the first 20 notes: where the gold and distractors sat
     top_score: float | None = None
     current_at: str | None = None  # where the current note ranked (metrics.current_band), for current-first
+    current_cause: str | None = None  # why current-first missed, as graph search read the claims (metrics.CAUSES)
 
 
 Mode = Callable[[str, int], ModeOutput]
@@ -133,9 +136,19 @@ def graph_mode(
         chunks = [chunk_block(r.path, c) for r in res.notes for c in r.chunks]
         top = shown_score(res.notes[0].score) if res.notes else None
         search_ms = res.timing.get("search_ms", 0.0) + res.timing.get("graph_ms", 0.0)
-        return ModeOutput([r.path for r in res.notes], pack_budget(lines + chunks, budget), top, latency, search_ms)
+        ranked = [r.path for r in res.notes]
+        return ModeOutput(ranked, pack_budget(lines + chunks, budget), top, latency, search_ms, read_standings(res))
 
     return run
+
+
+def read_standings(res: SearchResult) -> dict[str, str] | None:
+    """How graph search read each ranked note's claims (a note it promoted for stating the value states it); None
+    for a result of another mode (auto may route to hybrid)."""
+    if res.mode != "graph":
+        return None
+    out = {r.path: r.standing for r in res.notes if r.standing}
+    return {**{r.path: "states" for r in res.notes if r.promoted}, **out}
 
 
 def flat_mode(index: SearchIndex, embedder: Embedder | None) -> Mode:
@@ -203,6 +216,7 @@ def score(q: Question, mode: str, out: ModeOutput) -> Row:
         out.ranked[:20],
         out.top_score,
         current_band(out.ranked, q.current_path, q.distractors),
+        current_cause(out.ranked, out.standings, q.current_path, q.distractors),
     )
 
 

@@ -185,6 +185,41 @@ def current_band(ranked: Sequence[str], current_path: str | None, distractors: S
     return next((band for limit, band in RANK_BANDS if rank <= limit), ABSENT)
 
 
+# why graph search missed current-first, from how its claims re-reading read the current note and the distractors
+# ranked above it (NoteResult.standing): the knowledge layer misread the current note, read nothing of it, or read
+# the notes above as stating the fact too (then the time order and hybrid's decided), or read nothing of them
+CAUSES = (
+    "current note not ranked",
+    "current note below the notes whose claims were read",
+    "current note read: no claim about what is asked",
+    "current note read as outdated or a plan",
+    "a distractor above states it too",
+    "a distractor above: no claim read about what is asked",
+    "a distractor above read as outdated or a plan",
+)
+
+
+def current_cause(
+    ranked: Sequence[str], standings: Mapping[str, str] | None, current_path: str | None, distractors: Sequence[str]
+) -> str | None:
+    """The CAUSES entry for a current-first miss, read from `standings` (path -> states / outdated / not_fact /
+    none, as graph search read each note's claims; a note whose claims it did not read is absent); None for a hit,
+    a question current-first does not score, or a mode that reads no claims (`standings` None)."""
+    if standings is None or current_first(ranked, current_path, distractors) != 0.0:
+        return None
+    if current_path not in ranked:
+        return CAUSES[0]
+    mine = standings.get(str(current_path))
+    if mine is None or mine == "none":
+        return CAUSES[1] if mine is None else CAUSES[2]
+    if mine != "states":
+        return CAUSES[3]
+    above = [standings.get(d) for d in distractors if d in ranked[: ranked.index(str(current_path))]]
+    if "states" in above:
+        return CAUSES[4]
+    return CAUSES[5] if None in above or "none" in above else CAUSES[6]
+
+
 def percentile(values: Sequence[float], p: float) -> float:
     """The p-th percentile (0..100) with linear interpolation, like numpy's default; nan if empty."""
     if not 0 <= p <= 100:

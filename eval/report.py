@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.eval.harness import METRICS, Row
-from kb.eval.metrics import ABSENT, RANK_BANDS, percentile
+from kb.eval.metrics import ABSENT, CAUSES, RANK_BANDS, percentile
 from kb.eval.stats import mcnemar, paired_compare
 
 TABLE_METRICS = (
@@ -85,6 +85,19 @@ def current_table(rows: Sequence[Row], modes: Sequence[str]) -> list[str]:
     return out
 
 
+def cause_table(rows: Sequence[Row], modes: Sequence[str]) -> list[str]:
+    """Current-first misses of the modes that read claims, by cause (metrics.CAUSES); empty when none."""
+    read = [m for m in modes if any(r.current_cause for r in by(rows, m))]
+    if not read:
+        return []
+    out = ["| cause | " + " | ".join(read) + " |", "|---|" + "---|" * len(read)]
+    for cause in CAUSES:
+        out.append(
+            f"| {cause} | " + " | ".join(str(sum(r.current_cause == cause for r in by(rows, m))) for m in read) + " |"
+        )
+    return out
+
+
 SET_METRICS = ("recall@10", "recall@20", "mrr", "fact_recall@8k", "current_first")
 BASELINE = "naive"
 
@@ -118,6 +131,9 @@ def sets_summary(sets: Mapping[str, Sequence[Row]], modes: Sequence[str], header
     pooled = [r for rows in sets.values() for r in rows]
     lines += ["", "## Pooled", "", head, rule]
     lines += [_set_row("all", pooled, mode, _below(pooled, mode, against)) for mode in modes]
+    causes = cause_table(pooled, modes)
+    if causes:
+        lines += ["", "## Current-first misses by how graph search read the claims (pooled)", "", *causes]
     if against:
         lines += ["", f"## Set x metric cells below {BASELINE}", "", "| mode | cells | of |", "|---|---|---|"]
         total = len(sets) * (len(SET_METRICS) - 1)
@@ -171,6 +187,9 @@ def markdown(rows: Sequence[Row], modes: Sequence[str], header: dict[str, Any]) 
     current = current_table(rows, modes)
     if current:
         lines += ["## Current-first by where the current note ranked", "", *current, ""]
+    causes = cause_table(rows, modes)
+    if causes:
+        lines += ["## Current-first misses by how graph search read the claims", "", *causes, ""]
     lines += [
         "## Latency (whole call, including the question embedding; and search only)",
         "",

@@ -190,8 +190,13 @@ def _search_note(note: NoteResult) -> dict[str, Any]:
         "score": shown_score(note.score),
         "chunks": chunks,
     }
-    # graph mode moved it: it states the value asked for, or only old claims
-    for key, why in (("promoted", note.promoted), ("demoted", note.demoted)):
+    # graph mode moved it: it states the value asked for, or only old claims; and how its claims read
+    for key, why in (
+        ("promoted", note.promoted),
+        ("demoted", note.demoted),
+        ("standing", note.standing),
+        ("standing_claim", note.standing_claim),
+    ):
         if why:
             out[key] = why
     return out

@@ -54,6 +54,7 @@ from kb.search.rerank import (
     relevant,
     speaks_of_the_ai,
     standings,
+    with_standings,
 )
 from kb.search.results import GraphReport, NoteResult, QuestionReading, SearchResult
 from kb.search.timeprior import TimePrior, by_time, time_reading
@@ -402,6 +403,7 @@ def _rerank(
         # project's 21 sets over the shared vault, graph mode without it: current-first 0.725 -> 0.704, 3 questions
         # won and 11 lost, MRR 0.730 -> 0.718; it often lifts the premise note, yet more often the record)
         results = nearest_record_first(results, about, q, as_of, note_of, cfg.rerank_depth, cfg.ai_chat_folders)
+    results = with_standings(results, stand, set(note_of.values()))
     moved = [{"path": r.path, "why": why} for r in results for why in (r.promoted, r.demoted) if why]
     return results, moved
 

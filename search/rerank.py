@@ -279,6 +279,19 @@ def demote(
     return [replace(r, rank=n) for n, r in enumerate(out, start=1)]
 
 
+def with_standings(results: list[NoteResult], stand: dict[str, Standing], read: set[str]) -> list[NoteResult]:
+    """Each note told how the re-reading read it: its standing and the claim that decided it, or "none" when its
+    claims were read (`read`) and none is about what is asked; the order unchanged."""
+    return [
+        replace(r, standing=stand[r.path].standing, standing_claim=stand[r.path].claim)
+        if r.path in stand
+        else replace(r, standing="none")
+        if r.path in read
+        else r
+        for r in results
+    ]
+
+
 def _lift_past_capped(
     results: list[NoteResult], stand: dict[str, Standing], capped: set[str], depth: int
 ) -> list[NoteResult]:

@@ -50,7 +50,9 @@ class ChunkResult:
 
 @dataclass(frozen=True)
 class NoteResult:
-    """A ranked note with its best chunks; `promoted` / `demoted` say why graph search moved it."""
+    """A ranked note with its best chunks; `promoted` / `demoted` say why graph search moved it, `standing` how its
+    claims about what a question of state asks read (states / outdated / not_fact, or none of them about it) and
+    `standing_claim` which."""
 
     rank: int
     path: str
@@ -64,6 +66,8 @@ class NoteResult:
     demoted: str | None = None
     updated: str | None = None  # the note's `updated` date, when its front matter has one
     text_rank: int | None = None  # the best rank of its chunks in the chunks' own full-text index
+    standing: str | None = None
+    standing_claim: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -77,7 +81,7 @@ class NoteResult:
             "text_rank": self.text_rank,
             "chunks": [c.to_json() for c in self.chunks],
         }
-        for key in ("updated", "promoted", "demoted"):
+        for key in ("updated", "promoted", "demoted", "standing", "standing_claim"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
         return out

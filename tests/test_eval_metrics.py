@@ -224,6 +224,51 @@ def test_report_splits_current_first_by_band() -> None:
     assert "## Current-first by where the current note ranked" in markdown(rows, ["hybrid", "graph"], {})
 
 
+def test_a_current_first_miss_gets_its_cause_from_how_the_claims_were_read() -> None:
+    """Graph search tells each note's reading (states / outdated / not_fact / none; absent when its claims were not
+    read): a miss is the current note not found, not read, read with no claim on the question, misread, or beaten
+    by a distractor that states it too, that had no claim read, or that the bounded drop left above it."""
+    from kb.eval.metrics import CAUSES, current_cause
+
+    ranked = ["d1", "cur", "d2", "other"]
+
+    def cause(standings: dict[str, str] | None, order: list[str] = ranked) -> str | None:
+        return current_cause(order, standings, "cur", ["d1", "d2"])
+
+    assert cause({"cur": "states"}, ["cur", "d1"]) is None  # a hit
+    assert cause(None) is None  # a mode that reads no claims
+    assert current_cause(ranked, {}, None, ["d1"]) is None  # no current note: not scored
+    assert cause({}, ["d1", "other"]) == CAUSES[0]
+    assert cause({"d1": "states"}) == CAUSES[1]
+    assert cause({"cur": "none", "d1": "states"}) == CAUSES[2]
+    assert cause({"cur": "not_fact", "d1": "states"}) == CAUSES[3]
+    assert cause({"cur": "outdated"}) == CAUSES[3]
+    assert cause({"cur": "states", "d1": "states"}) == CAUSES[4]
+    assert cause({"cur": "states", "d1": "none"}) == CAUSES[5]
+    assert cause({"cur": "states"}) == CAUSES[5]  # the distractor's claims were not read
+    assert cause({"cur": "states", "d1": "outdated"}) == CAUSES[6]
+    assert cause({"cur": "states", "d1": "outdated", "d2": "states"}) == CAUSES[6]  # d2 is below the current note
+
+
+def test_the_report_counts_current_first_misses_by_cause() -> None:
+    """Only modes that read claims get a column; no table when no row has a cause."""
+    from kb.eval.harness import METRICS, Row
+    from kb.eval.metrics import CAUSES
+    from kb.eval.report import cause_table, markdown
+
+    def row(qid: str, mode: str, cause: str | None) -> Row:
+        metrics: dict[str, float | None] = {**{m: 0.0 for m in METRICS}, "current_first": 0.0}
+        return Row(qid, "temporal", mode, metrics, [], 0, 0.0, 0.0, [], None, "1-5", cause)
+
+    rows = [row("a", "graph", CAUSES[4]), row("b", "graph", CAUSES[4]), row("c", "graph", CAUSES[0])]
+    rows += [row("a", "hybrid", None), row("b", "hybrid", None)]
+    table = cause_table(rows, ["hybrid", "graph"])
+    assert table[0] == "| cause | graph |"
+    assert f"| {CAUSES[4]} | 2 |" in table and f"| {CAUSES[0]} | 1 |" in table and f"| {CAUSES[3]} | 0 |" in table
+    assert cause_table(rows[3:], ["hybrid"]) == []
+    assert "## Current-first misses by how graph search read the claims" in markdown(rows, ["hybrid", "graph"], {})
+
+
 def test_percentile_matches_numpy() -> None:
     """Linear interpolation agrees with numpy.percentile."""
     rng = random.Random(7)

@@ -11,6 +11,8 @@ from kb.search.graph import PRESETS
 from kb.search.hybrid import Filters, iso_date
 from kb.search.modes import MODES, run_search
 
+STANDING_WORDS = {"states": "states it", "outdated": "outdated", "not_fact": "only plans, opinions or suggestions"}
+
 
 @click.command("search")
 @click.argument("question")
@@ -95,6 +97,8 @@ def search_cmd(
         for key, why in (("promoted", note.promoted), ("demoted", note.demoted)):
             if why:
                 click.echo(f"    ({key}: {why})")
+        if note.standing in STANDING_WORDS and not note.demoted:
+            click.echo(f"    (claims read: {STANDING_WORDS[note.standing]}, {note.standing_claim})")
         best = note.chunks[0]
         snippet = " ".join((best.text or "").split())[:240]
         click.echo(f"    {best.breadcrumb}: {snippet}")
