@@ -41,7 +41,10 @@ question about now, the notes among the first 8 that state the fact re-ordered b
 places they hold: MRR 0.741 (8 / 10), current-first 0.735 (4 / 2), and the same also for whether something happened
 with no period: 0.744 (29 / 29) and 0.735 (7 / 5). Of the 116 current-first misses of that run, 30 had the current
 note among the first 8 with both it and the distractor above it stating the fact: the claims within the margin of the
-nearest are as often background facts (a board's approval date) as the record asked about."""
+nearest are as often background facts (a board's approval date) as the record asked about. Nor, for whether
+something happened, a plan written after every relevant fact read as what stands ("hire ML engineer #2 in 2027" in
+the 2026 plan says the 2024 hire never came): MRR 0.743 (2 won, 5 lost), current-first 0.724 (none won, 3 lost);
+for questions about now alone it moved no ranking."""
 
 from __future__ import annotations
 
