@@ -190,6 +190,7 @@ def current_band(ranked: Sequence[str], current_path: str | None, distractors: S
 # the notes above as stating the fact too (then the time order and hybrid's decided), or read nothing of them
 CAUSES = (
     "current note not ranked",
+    "no claims read (the question not read as about a state)",
     "current note below the notes whose claims were read",
     "current note read: no claim about what is asked",
     "current note read as outdated or a plan",
@@ -203,21 +204,24 @@ def current_cause(
     ranked: Sequence[str], standings: Mapping[str, str] | None, current_path: str | None, distractors: Sequence[str]
 ) -> str | None:
     """The CAUSES entry for a current-first miss, read from `standings` (path -> states / outdated / not_fact /
-    none, as graph search read each note's claims; a note whose claims it did not read is absent); None for a hit,
-    a question current-first does not score, or a mode that reads no claims (`standings` None)."""
+    none, as graph search read each note's claims; a note whose claims it did not read is absent, and all are for a
+    question it did not re-read); None for a hit, a question current-first does not score, or a mode that reads
+    no claims (`standings` None)."""
     if standings is None or current_first(ranked, current_path, distractors) != 0.0:
         return None
     if current_path not in ranked:
         return CAUSES[0]
+    if not standings:
+        return CAUSES[1]
     mine = standings.get(str(current_path))
     if mine is None or mine == "none":
-        return CAUSES[1] if mine is None else CAUSES[2]
+        return CAUSES[2] if mine is None else CAUSES[3]
     if mine != "states":
-        return CAUSES[3]
+        return CAUSES[4]
     above = [standings.get(d) for d in distractors if d in ranked[: ranked.index(str(current_path))]]
     if "states" in above:
-        return CAUSES[4]
-    return CAUSES[5] if None in above or "none" in above else CAUSES[6]
+        return CAUSES[5]
+    return CAUSES[6] if None in above or "none" in above else CAUSES[7]
 
 
 def percentile(values: Sequence[float], p: float) -> float:

@@ -239,15 +239,16 @@ def test_a_current_first_miss_gets_its_cause_from_how_the_claims_were_read() -> 
     assert cause(None) is None  # a mode that reads no claims
     assert current_cause(ranked, {}, None, ["d1"]) is None  # no current note: not scored
     assert cause({}, ["d1", "other"]) == CAUSES[0]
-    assert cause({"d1": "states"}) == CAUSES[1]
-    assert cause({"cur": "none", "d1": "states"}) == CAUSES[2]
-    assert cause({"cur": "not_fact", "d1": "states"}) == CAUSES[3]
-    assert cause({"cur": "outdated"}) == CAUSES[3]
-    assert cause({"cur": "states", "d1": "states"}) == CAUSES[4]
-    assert cause({"cur": "states", "d1": "none"}) == CAUSES[5]
-    assert cause({"cur": "states"}) == CAUSES[5]  # the distractor's claims were not read
-    assert cause({"cur": "states", "d1": "outdated"}) == CAUSES[6]
-    assert cause({"cur": "states", "d1": "outdated", "d2": "states"}) == CAUSES[6]  # d2 is below the current note
+    assert cause({}) == CAUSES[1]  # no note's claims read: not a question of state
+    assert cause({"d1": "states"}) == CAUSES[2]
+    assert cause({"cur": "none", "d1": "states"}) == CAUSES[3]
+    assert cause({"cur": "not_fact", "d1": "states"}) == CAUSES[4]
+    assert cause({"cur": "outdated", "other": "none"}) == CAUSES[4]
+    assert cause({"cur": "states", "d1": "states"}) == CAUSES[5]
+    assert cause({"cur": "states", "d1": "none"}) == CAUSES[6]
+    assert cause({"cur": "states"}) == CAUSES[6]  # the distractor's claims were not read
+    assert cause({"cur": "states", "d1": "outdated"}) == CAUSES[7]
+    assert cause({"cur": "states", "d1": "outdated", "d2": "states"}) == CAUSES[7]  # d2 is below the current note
 
 
 def test_the_report_counts_current_first_misses_by_cause() -> None:
@@ -260,11 +261,11 @@ def test_the_report_counts_current_first_misses_by_cause() -> None:
         metrics: dict[str, float | None] = {**{m: 0.0 for m in METRICS}, "current_first": 0.0}
         return Row(qid, "temporal", mode, metrics, [], 0, 0.0, 0.0, [], None, "1-5", cause)
 
-    rows = [row("a", "graph", CAUSES[4]), row("b", "graph", CAUSES[4]), row("c", "graph", CAUSES[0])]
+    rows = [row("a", "graph", CAUSES[5]), row("b", "graph", CAUSES[5]), row("c", "graph", CAUSES[0])]
     rows += [row("a", "hybrid", None), row("b", "hybrid", None)]
     table = cause_table(rows, ["hybrid", "graph"])
     assert table[0] == "| cause | graph |"
-    assert f"| {CAUSES[4]} | 2 |" in table and f"| {CAUSES[0]} | 1 |" in table and f"| {CAUSES[3]} | 0 |" in table
+    assert f"| {CAUSES[5]} | 2 |" in table and f"| {CAUSES[0]} | 1 |" in table and f"| {CAUSES[3]} | 0 |" in table
     assert cause_table(rows[3:], ["hybrid"]) == []
     assert "## Current-first misses by how graph search read the claims" in markdown(rows, ["hybrid", "graph"], {})
 
