@@ -44,7 +44,11 @@ note among the first 8 with both it and the distractor above it stating the fact
 nearest are as often background facts (a board's approval date) as the record asked about. Nor, for whether
 something happened, a plan written after every relevant fact read as what stands ("hire ML engineer #2 in 2027" in
 the 2026 plan says the 2024 hire never came): MRR 0.743 (2 won, 5 lost), current-first 0.724 (none won, 3 lost);
-for questions about now alone it moved no ranking."""
+for questions about now alone it moved no ranking. Nor, for whether something stands now, a replaced fact read as
+stating it when none of the values that replaced it is among the claims about what is asked (an attribute such as
+"role" or "product_update" holds several facets, and a later value of another facet replaced it): MRR 0.743 (1
+question won, none lost), current-first 0.731 (1 won, 1 lost); for values about now too, MRR 0.740 (1 / 6),
+current-first 0.722 (1 / 5)."""
 
 from __future__ import annotations
 
