@@ -207,6 +207,13 @@ def note_path(row: dict[str, Any], note_of: dict[str, str] | None) -> str:
     return (note_of or {}).get(str(row.get("chunk") or ""), str(row["claim"]["note_path"]))
 
 
+def claim_text(claim: dict[str, Any]) -> str:
+    """A claim as a note's standing names it: attribute, value, and the day it holds from (or was written), so an
+    answerer can tell two notes that both state a value apart by when."""
+    when = claim.get("valid_from") or claim.get("note_date")
+    return f"{claim['attribute']} = {claim['value']}" + (f" (as of {when})" if when else "")
+
+
 def standings(
     rows: list[dict[str, Any]], q: Question, as_of: str | None, note_of: dict[str, str] | None = None
 ) -> dict[str, Standing]:
@@ -225,7 +232,7 @@ def standings(
         if s == "states" and not r.get("anchor", True):
             continue
         if path not in out or rank[s] < rank[out[path].standing]:
-            out[path] = Standing(path, s, f"{r['claim']['attribute']} = {r['claim']['value']}")
+            out[path] = Standing(path, s, claim_text(r["claim"]))
     return out
 
 
