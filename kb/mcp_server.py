@@ -349,7 +349,9 @@ class KbTools:
         current: Annotated[bool, Field(description="Leave outdated claims out of the graph lines.")] = False,
     ) -> CallToolResult:
         """Search the vault: ranked notes with dated citations and chunk text; in graph mode also claim
-        timelines (current value first, superseded values and plans marked) and relationships with evidence."""
+        timelines (current value first, superseded values and plans marked) and relationships with evidence, and
+        for each note whose claims it read, how (standing: states / outdated / not_fact / none, with the claim and
+        its date)."""
         return self._call(
             lambda: self._search(
                 question,
