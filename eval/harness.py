@@ -143,12 +143,11 @@ def graph_mode(
 
 
 def read_standings(res: SearchResult) -> dict[str, str] | None:
-    """How graph search read each ranked note's claims (a note it promoted for stating the value states it); None
-    for a result of another mode (auto may route to hybrid)."""
+    """How graph search read each ranked note's claims (NoteResult.standing); None for a result of another mode
+    (auto may route to hybrid)."""
     if res.mode != "graph":
         return None
-    out = {r.path: r.standing for r in res.notes if r.standing}
-    return {**{r.path: "states" for r in res.notes if r.promoted}, **out}
+    return {r.path: r.standing for r in res.notes if r.standing}
 
 
 def flat_mode(index: SearchIndex, embedder: Embedder | None) -> Mode:

@@ -295,15 +295,18 @@ def demote(
 
 def with_standings(results: list[NoteResult], stand: dict[str, Standing], read: set[str]) -> list[NoteResult]:
     """Each note told how the re-reading read it: its standing and the claim that decided it, or "none" when its
-    claims were read (`read`) and none is about what is asked; the order unchanged."""
-    return [
-        replace(r, standing=stand[r.path].standing, standing_claim=stand[r.path].claim)
-        if r.path in stand
-        else replace(r, standing="none")
-        if r.path in read
-        else r
-        for r in results
-    ]
+    claims were read (`read`) and none is about what is asked; a promoted note states it (the claim that lifted it
+    may be one its chunks' nearest claims do not hold). The order unchanged."""
+
+    def told(r: NoteResult) -> NoteResult:
+        s = stand.get(r.path)
+        if r.promoted:
+            return replace(r, standing="states", standing_claim=s.claim if s and s.standing == "states" else None)
+        if s is not None:
+            return replace(r, standing=s.standing, standing_claim=s.claim)
+        return replace(r, standing="none") if r.path in read else r
+
+    return [told(r) for r in results]
 
 
 def _lift_past_capped(

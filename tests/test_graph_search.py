@@ -377,6 +377,7 @@ def test_we_reads_as_the_vaults_owner_for_a_value(built: Store) -> None:
     top = dated.to_json()["results"][0]
     assert top["promoted"] == "states the value as of 2023-12-31"
     assert "| 2023-12-31 | 133 |" in " ".join(c["text"] for c in top["chunks"])
+    assert all(r.standing == "states" for r in dated.notes if r.promoted)  # a lifted note reads as stating it
 
 
 def test_the_configured_ai_chat_folders_reach_graph_search(built: Store) -> None:
