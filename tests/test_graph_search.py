@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from conftest import example_graph
 
 from kb.cli import cli
+from kb.cli.search import why_lines
 from kb.embed import line_floor
 from kb.embed.ollama import OllamaEmbedder
 from kb.embed.onnx import OnnxEmbedder
@@ -378,6 +379,17 @@ def test_we_reads_as_the_vaults_owner_for_a_value(built: Store) -> None:
     assert top["promoted"] == "states the value as of 2023-12-31"
     assert "| 2023-12-31 | 133 |" in " ".join(c["text"] for c in top["chunks"])
     assert all(r.standing == "states" for r in dated.notes if r.promoted)  # a lifted note reads as stating it
+    asked = "How many customers did we have at the end of 2023?"
+    text = CliRunner().invoke(cli, ["search", asked, "--mode", "graph", "--include-private"]).output
+    read = [line.strip() for line in text.splitlines() if line.strip().startswith("(claims read: ")]
+    assert "(claims read: states it, customer_count = 133 (as of 2023-12-31))" in read
+    assert "(claims read: outdated, customer_count = 212 (as of 2024-06-30))" in read
+    # a note lifted by a claim its chunks' nearest claims do not hold: said without a claim, never "None"
+    lifted = replace(dated.notes[0], standing_claim=None)
+    assert why_lines(lifted) == ["(promoted: states the value as of 2023-12-31)", "(claims read: states it)"]
+    assert why_lines(replace(lifted, promoted=None, demoted="outdated claims (x = 1)", standing="outdated")) == [
+        "(demoted: outdated claims (x = 1))"
+    ]
 
 
 def test_the_configured_ai_chat_folders_reach_graph_search(built: Store) -> None:

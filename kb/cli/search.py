@@ -10,6 +10,7 @@ from kb.embeddings import require_built_by
 from kb.search.graph import PRESETS
 from kb.search.hybrid import Filters, iso_date
 from kb.search.modes import MODES, run_search
+from kb.search.results import NoteResult
 
 STANDING_WORDS = {"states": "states it", "outdated": "outdated", "not_fact": "only plans, opinions or suggestions"}
 
@@ -94,14 +95,20 @@ def search_cmd(
             f"{note.rank:>2}. {note.path} ({note.date})  score {note.score:.4f} "
             f"[keyword #{note.keyword_rank or '-'}, vector #{note.vector_rank or '-'}]"
         )
-        for key, why in (("promoted", note.promoted), ("demoted", note.demoted)):
-            if why:
-                click.echo(f"    ({key}: {why})")
-        if note.standing in STANDING_WORDS and not note.demoted:
-            click.echo(f"    (claims read: {STANDING_WORDS[note.standing]}, {note.standing_claim})")
+        for why in why_lines(note):
+            click.echo(f"    {why}")
         best = note.chunks[0]
         snippet = " ".join((best.text or "").split())[:240]
         click.echo(f"    {best.breadcrumb}: {snippet}")
+
+
+def why_lines(note: NoteResult) -> list[str]:
+    """Why graph search moved the note, and how it read the note's claims (not again for a demoted one)."""
+    out = [f"({key}: {why})" for key, why in (("promoted", note.promoted), ("demoted", note.demoted)) if why]
+    if note.standing in STANDING_WORDS and not note.demoted:
+        claim = f", {note.standing_claim}" if note.standing_claim else ""
+        out.append(f"(claims read: {STANDING_WORDS[note.standing]}{claim})")
+    return out
 
 
 def register(cli: click.Group) -> None:
