@@ -199,3 +199,16 @@ def test_a_password_inside_neo4j_uri_is_never_echoed(args: list[str], password_e
     assert "alice:***@127.0.0.1" in result.output
     if args == ["db", "init"]:
         assert result.exit_code != 0 and len(result.output.strip().splitlines()) == 1
+
+
+def test_server_jvm_runs_with_its_whole_heap_and_the_throughput_collector(managed: dict[str, Any]) -> None:
+    """kb starts the JVM itself, so the conf's heap.initial_size never reaches it: the command line must say it."""
+    cfg = load_config(home=managed["home"], env={})
+    pid = server.read_pid(server.paths_for(cfg))  # a test before may have restarted it
+    assert pid is not None
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    heap = cfg.server_heap
+    assert f"-Xms{heap}" in argv and f"-Xmx{heap}" in argv
+    assert "-XX:+UseParallelGC" in argv and not [
+        a for a in argv if a.startswith("-XX:+Use") and a.endswith("GC") and a != "-XX:+UseParallelGC"
+    ]
