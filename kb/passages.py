@@ -12,7 +12,9 @@ p = 0.014), MRR 0.733 -> 0.729."""
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -46,25 +48,21 @@ def passage_hash(note_path: str, breadcrumb: str, text: str) -> str:
 
 def windows(text: str, size: int = PASSAGE_TOKENS, stride: int = STRIDE_TOKENS) -> list[str]:
     """The text whole when it fits `size` tokens, else word-aligned windows of at most `size` tokens every
-    `stride` tokens; the last window ends at the text's end."""
+    `stride` tokens; the last window ends at the text's end. Each window takes as many words as fit (at least
+    one) and the next starts after as many as fit `stride` (at least one, and never at the window's last word)."""
     if count_tokens_above(text, size) <= size:
         return [text]
     words = text.split()
-    costs = [_word_cost(w) for w in words]
+    # sums of word costs, searched by bisection: the same windows as a walk word by word, a third less time
+    sums = list(itertools.accumulate((_word_cost(w) for w in words), initial=0))
     out: list[str] = []
     start = 0
     while start < len(words):
-        end, used = start, 0
-        while end < len(words) and (used + costs[end] <= size or end == start):
-            used += costs[end]
-            end += 1
+        end = max(bisect.bisect_right(sums, sums[start] + size, start) - 1, start + 1)
         out.append(" ".join(words[start:end]))
         if end >= len(words):
             break
-        step, nxt = 0, start
-        while nxt < end - 1 and step + costs[nxt] <= stride:
-            step += costs[nxt]
-            nxt += 1
+        nxt = min(bisect.bisect_right(sums, sums[start] + stride, start) - 1, end - 1)
         start = max(nxt, start + 1)
     return out
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from kb.passages import PASSAGE_TOKENS, embed_text, passage_hash, passages, windows
-from kb.tokens import count_tokens
+import random
+
+from kb.passages import PASSAGE_TOKENS, STRIDE_TOKENS, embed_text, passage_hash, passages, windows
+from kb.tokens import count_tokens, count_tokens_above, encoding
 
 
 def test_a_short_chunk_is_one_passage_verbatim() -> None:
@@ -53,3 +55,45 @@ def test_a_text_of_more_words_than_the_limit_is_not_encoded_and_surely_exceeds_i
             got = count_tokens_above(text, limit)
             assert got == (limit + 1 if len(text.split()) > limit else exact)
             assert (got > limit) == (exact > limit)
+
+
+def _walked(text: str, size: int, stride: int) -> list[str]:
+    """The windows walked word by word (how they were first cut): the reference the bisection must match."""
+    if count_tokens_above(text, size) <= size:
+        return [text]
+    words = text.split()
+    costs = [len(encoding().encode_ordinary(" " + w)) for w in words]
+    out, start = [], 0
+    while start < len(words):
+        end, used = start, 0
+        while end < len(words) and (used + costs[end] <= size or end == start):
+            used += costs[end]
+            end += 1
+        out.append(" ".join(words[start:end]))
+        if end >= len(words):
+            break
+        step, nxt = 0, start
+        while nxt < end - 1 and step + costs[nxt] <= stride:
+            step += costs[nxt]
+            nxt += 1
+        start = max(nxt, start + 1)
+    return out
+
+
+def test_windows_are_the_ones_a_word_by_word_walk_cuts() -> None:
+    """Changed windows would change every passage id and hash, and so re-embed a whole vault."""
+    rng = random.Random(7)
+    vocab = [
+        "a",
+        "the",
+        "Kenji's",
+        "2026-09-30",
+        "$2.3M",
+        "antidisestablishmentarianism",
+        "日本語のテキスト",
+        "x" * 700,
+    ]
+    texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(1, 900))) for _ in range(300)]
+    for size, stride in ((PASSAGE_TOKENS, STRIDE_TOKENS), (20, 5), (5, 5), (3, 1), (40, 39), (1, 1)):
+        for text in texts:
+            assert windows(text, size, stride) == _walked(text, size, stride), (size, stride, text[:60])
