@@ -49,7 +49,7 @@ def passage_hash(note_path: str, breadcrumb: str, text: str) -> str:
 def windows(text: str, size: int = PASSAGE_TOKENS, stride: int = STRIDE_TOKENS) -> list[str]:
     """The text whole when it fits `size` tokens, else word-aligned windows of at most `size` tokens every
     `stride` tokens; the last window ends at the text's end. Each window takes as many words as fit (at least
-    one) and the next starts after as many as fit `stride` (at least one, and never at the window's last word)."""
+    one) and the next starts after as many as fit `stride` (at least one word on, never past the window's last word)."""
     if count_tokens_above(text, size) <= size:
         return [text]
     words = text.split()

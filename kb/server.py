@@ -27,8 +27,8 @@ JVM_FLAGS = (
     "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
     "--add-opens=java.base/java.lang=ALL-UNNAMED",
     "-Dio.netty.tryReflectionSetAccessible=true",
-    # the throughput collector: at 13,284 notes a first build 66-69 s -> 60-63 s (Neo4j's CPU 77-80 -> 66-72 s) and
-    # search right after the warm-up p50 40 -> 31 ms against G1, same day (bench/structure.py, search_latency.py)
+    # the throughput collector: at 13,284 notes a first build 62.2-73.6 s -> 59.7-65.6 s (Neo4j's CPU 76-89 -> 66-73 s)
+    # and search right after the warm-up p50 40 -> 31 ms against G1, same day (bench/structure.py, search_latency.py)
     "-XX:+UseParallelGC",
     "-XX:-OmitStackTraceInFastThrow",
     "-Djdk.tls.ephemeralDHKeySize=2048",
