@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import resource
 import subprocess
 import sys
@@ -55,6 +56,18 @@ def server_rss_mb(cfg: Config) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def cpu_seconds(cfg: Config) -> dict[str, float]:
+    """CPU seconds so far of this process, its ended children (the parse workers) and the managed server: on a
+    host whose speed varies by the hour, who spent the CPU says more than the wall time alone."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    pid = server.read_pid(server.paths_for(cfg))
+    neo4j = 0.0
+    if pid is not None:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        neo4j = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    return {"kb": me.ru_utime + me.ru_stime, "parse_workers": kids.ru_utime + kids.ru_stime, "neo4j": neo4j}
 
 
 def ensure_vault(path: Path, notes: int, words: int, seed: int = 7) -> Path:

@@ -11,7 +11,16 @@ import json
 import time
 from pathlib import Path
 
-from common import OUT, bench_config, bench_store, ensure_vault, peak_children_rss_mb, peak_rss_mb, server_rss_mb
+from common import (
+    OUT,
+    bench_config,
+    bench_store,
+    cpu_seconds,
+    ensure_vault,
+    peak_children_rss_mb,
+    peak_rss_mb,
+    server_rss_mb,
+)
 
 import kb.refresh
 from kb.progress import Bars
@@ -32,9 +41,10 @@ def main() -> None:
     for label, prepare in steps:
         if prepare:
             prepare(vault)
-        t0 = time.perf_counter()
+        cpu0, t0 = cpu_seconds(cfg), time.perf_counter()
         s = refresh(store, cfg, Bars(quiet=True))
         secs = time.perf_counter() - t0
+        cpu = {k: round(v - cpu0[k], 1) for k, v in cpu_seconds(cfg).items()}
         parsed = len(s.added) + len(s.changed)
         rows.append(
             {
@@ -49,6 +59,7 @@ def main() -> None:
                 "wrote_nothing": s.wrote_nothing,
                 "rederived": s.rederived is not None,
                 "indexes_rebuilt": s.indexes_rebuilt,
+                "cpu_s": cpu,  # the parse workers' once they ended (every step that parses ends its pool)
             }
         )
     result = {
