@@ -33,7 +33,8 @@ def test_every_path_sends_rows_whole_and_logs_no_text(store: Store, caplog: pyte
             store.run_autocommit(write, rows=rows)
         else:
             store.run(write, rows=rows)
-            got = store.read("MATCH (p:Probe) WHERE p.id IN $ids RETURN p.text AS t ORDER BY t", ids=["n1", "n2"])
+            asked = [f"{SECRET} 1", f"{SECRET} 2"]  # the read's own parameters hold the text too
+            got = store.read("MATCH (p:Probe) WHERE p.text IN $texts RETURN p.text AS t ORDER BY t", texts=asked)
             assert [r["t"] for r in got] == [f"{SECRET} 1", f"{SECRET} 2"]
     runs = [r.getMessage() for r in caplog.records if "C: RUN" in r.getMessage()]
     assert runs, "the driver logged no RUN line at DEBUG: the check below would prove nothing"
