@@ -30,6 +30,11 @@ JVM_FLAGS = (
     # the throughput collector: at 13,284 notes a first build 62.2-73.6 s -> 59.7-65.6 s (Neo4j's CPU 76-89 -> 66-73 s)
     # and search right after the warm-up p50 40 -> 31 ms against G1, same day (bench/structure.py, search_latency.py)
     "-XX:+UseParallelGC",
+    # C2 inlines an already compiled method only when its code is under this size (JDK-8254913 raised the x64
+    # default to 2,500 bytes; 1,000 was the default before): on two cores Neo4j's C2 thread took 43-47 s of CPU in
+    # a first build at 13,284 notes and now 25-30 s, the build 62.7-70.1 s -> 55.4-57.2 s with Bolt workers no
+    # slower, search right after the warm-up p50 38-53 -> 31-34 ms, steady state the same (bench, in turns)
+    "-XX:InlineSmallCode=1000",
     "-XX:-OmitStackTraceInFastThrow",
     "-Djdk.tls.ephemeralDHKeySize=2048",
 )

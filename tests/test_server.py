@@ -212,3 +212,4 @@ def test_server_jvm_runs_with_its_whole_heap_and_the_throughput_collector(manage
     assert "-XX:+UseParallelGC" in argv and not [
         a for a in argv if a.startswith("-XX:+Use") and a.endswith("GC") and a != "-XX:+UseParallelGC"
     ]
+    assert "-XX:InlineSmallCode=1000" in argv  # less C2 work on a two-core machine (kb/server.py)
