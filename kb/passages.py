@@ -18,7 +18,7 @@ import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
-from kb.tokens import count_tokens, encoding
+from kb.tokens import count_tokens_above, encoding
 
 PASSAGE_TOKENS = 150  # cl100k tokens; MiniLM's word pieces run ~1.3x that, so breadcrumb + passage fit 256
 STRIDE_TOKENS = 110  # the next window starts here: 40 tokens of overlap, so no sentence is only ever cut
@@ -51,7 +51,7 @@ def windows(text: str, size: int = PASSAGE_TOKENS, stride: int = STRIDE_TOKENS) 
     `stride` tokens; the last window ends at the text's end. Each window takes as many words as fit (at least
     one) and the next starts after as many as fit `stride` (at least one word on, never past the window's last word)."""
     words = text.split()
-    if len(words) <= size and count_tokens(text) <= size:  # more words than `size`: surely more tokens
+    if count_tokens_above(text, size, len(words)) <= size:
         return [text]
     # sums of word costs, searched by bisection: the same windows as a walk word by word, a third less time
     sums = list(itertools.accumulate(map(_word_cost, words), initial=0))

@@ -22,10 +22,12 @@ def count_tokens(text: str) -> int:
     return len(encoding().encode(text, disallowed_special=()))
 
 
-def count_tokens_above(text: str, limit: int) -> int:
+def count_tokens_above(text: str, limit: int, words: int | None = None) -> int:
     """count_tokens(text), or `limit` + 1 without encoding a text of more than `limit` words: the encoder never
-    joins two words into one token, so such a text surely holds more (a third of a build's encoding)."""
-    return limit + 1 if len(text.split()) > limit else count_tokens(text)
+    joins two words into one token, so such a text surely holds more (a third of a build's encoding). `words`:
+    the text's word count, when the caller has split it already."""
+    words = len(text.split()) if words is None else words
+    return limit + 1 if words > limit else count_tokens(text)
 
 
 def truncate_tokens(text: str, limit: int) -> str:

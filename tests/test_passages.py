@@ -55,6 +55,7 @@ def test_a_text_of_more_words_than_the_limit_is_not_encoded_and_surely_exceeds_i
             got = count_tokens_above(text, limit)
             assert got == (limit + 1 if len(text.split()) > limit else exact)
             assert (got > limit) == (exact > limit)
+            assert count_tokens_above(text, limit, len(text.split())) == got  # a caller that split it already
 
 
 def _walked(text: str, size: int, stride: int) -> list[str]:
