@@ -105,7 +105,7 @@ def hybrid_mode(index: SearchIndex, embedder: Embedder | None, fusion: FusionCon
     return run
 
 
-def graph_mode(
+def search_mode(
     store: Store,
     embedder: Embedder | None,
     preset: str = "default",
@@ -114,8 +114,9 @@ def graph_mode(
     today: dt.date | None = None,
     ai_chat_folders: tuple[str, ...] | None = None,
 ) -> Mode:
-    """Graph search's ranked notes; graph lines first (within their share), then the chunks. `current` leaves
-    outdated claims out of the lines (kb search --current); `today` anchors the questions' relative dates."""
+    """kb search in `mode` (graph, auto, or hybrid with its time prior): the ranked notes; graph lines first
+    (within their share), then the chunks. `current` leaves outdated claims out of the lines (kb search
+    --current); `today` anchors the questions' relative dates."""
 
     def run(question: str, budget: int) -> ModeOutput:
         t0 = time.perf_counter()

@@ -333,7 +333,8 @@ class KbTools:
         mode: Annotated[
             Literal["auto", "hybrid", "graph"],
             Field(
-                description="auto (default: a rule-based router picks), hybrid (keyword + vector), or graph "
+                description="auto (default: a rule-based router picks), hybrid (keyword + vector; a question naming "
+                "its time has its first notes ordered by date too), or graph "
                 "(hybrid plus dated, modality-labelled claim and relationship lines)."
             ),
         ] = "auto",

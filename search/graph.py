@@ -315,7 +315,7 @@ def _reorder(
     # the owner narrows which claims are about what is asked; it lifts notes only for a value in a named
     # period: for "now" its many timelines lifted stale notes ("what do we charge" promoted a 2024 snapshot)
     lift = owner is None or q.period is not None
-    said = time_reading(q, as_of) if cfg.time_prior else None
+    said = time_reading(q, as_of, cfg.time_prior) if cfg.time_prior else None
     if cfg.time_prior and said:
         # hybrid's first notes in the order of their dates too; then the claims decide (their promotions and
         # demotions stand): measured against re-ordering after the claims, MRR 0.698 -> 0.705, current-first

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from dataclasses import replace
 
 from kb.embed import Embedder
@@ -11,9 +12,12 @@ from kb.search.hybrid import Filters, hybrid_search
 from kb.search.question import parse
 from kb.search.results import Route, SearchResult
 from kb.search.router import route
+from kb.search.timeprior import TimePrior, by_time, time_reading
 from kb.store import KnowledgeStore, SearchIndex, Store
 
 MODES = ("hybrid", "graph", "auto")
+# hybrid mode's time prior: only a question that names its time (a period, now, or --as-of) re-orders by date
+HYBRID_PRIOR = TimePrior(happened=False)
 
 
 def run_search(
@@ -28,18 +32,18 @@ def run_search(
     current: bool = False,
     today: dt.date | None = None,
     ai_chat_folders: tuple[str, ...] | None = None,
+    hybrid_prior: TimePrior | None = HYBRID_PRIOR,
 ) -> SearchResult:
     """Search in the given mode; `auto` routes by rules and says why. `as_of` (YYYY-MM-DD) keeps notes written
     by then and reads claims as they stood; `current` leaves outdated claims out of the graph lines; `today`
     anchors relative dates in the question; `ai_chat_folders` (the config's) say which notes are saved AI chats."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
-    # plain hybrid search reads no question (reading dates loads dateparser, about 0.4 s in a fresh process)
-    q = (
-        parse(question, today or (dt.date.fromisoformat(as_of) if as_of else None))
-        if mode != "hybrid" or as_of or current
-        else None
-    )
+    plain = mode == "hybrid" and hybrid_prior is None and not (as_of or current)
+    # without a time prior, plain hybrid search reads no question (dateparser takes about 0.2 s to load)
+    t0 = time.perf_counter()
+    q = None if plain else parse(question, today or (dt.date.fromisoformat(as_of) if as_of else None))
+    question_ms = (time.perf_counter() - t0) * 1e3
     if as_of:
         f = filters or Filters()
         filters = replace(f, until=min(f.until, as_of) if f.until else as_of)
@@ -57,7 +61,11 @@ def run_search(
     else:
         result = hybrid_search(index, embedder, question, k=k, filters=filters)
         if q is not None:
+            said = time_reading(q, as_of, hybrid_prior) if hybrid_prior else None
+            if hybrid_prior and said:
+                result = replace(result, notes=by_time(result.notes, q, as_of, hybrid_prior))
+                q = replace(q, rules=(*q.rules, said))
             result = replace(result, question=reading_of(q, as_of, current, detailed=False))
     if reason is not None and q is not None:
         result = replace(result, router=Route(mode, reason, list(q.rules)))
-    return result
+    return replace(result, timing={**result.timing, "question_ms": question_ms}) if q is not None else result

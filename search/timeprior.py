@@ -20,16 +20,16 @@ hold is valid from (the 2026 plan, edited in October, otherwise speaks for Octob
 project's 21 sets over the shared vault current-first 0.712 -> 0.709 and MRR 0.718 -> 0.714 in graph mode, as person
 and client pages edited lately dropped below the notes they outrank (their facts carry older dates).
 
-Measured and not used in plain hybrid mode: the prior on hybrid's first 10 notes (the question parsed with today
-2026-12-01), against hybrid in the same run on the project's 21 sets over the shared vault (609 questions): MRR
-0.697 -> 0.710 (133 won, 102 lost, p = 0.05), current-first 0.488 -> 0.623, recall unchanged; cells behind the naive
-baseline 15 -> 14 (dev and time-questions MRR no longer, retrieval11 MRR newly); on the first 5 notes MRR 0.700. Not
-used: hybrid reads no question, so `kb search` starts without dateparser (about 0.4 s in a fresh process), and
-`--mode auto` already sends questions about a state to graph mode, which applies the prior (current-first 0.736).
-Measured again on 2026-12-07 (the project's 24 sets, 667 questions, same build): MRR 0.690 -> 0.711, current-first
-0.483 -> 0.615, cells behind the naive baseline 15 -> 14, but one set fell further behind it (retrieval9 MRR 0.747 ->
-0.677 against naive's 0.835, now 2 questions won and 12 lost, p = 0.01): of its 4 questions the prior moved, all
-lost, each read as about now or whether something happened, its answer in an older note that newer ones passed.
+In hybrid mode (search/modes.py HYBRID_PRIOR) the prior runs only for a question that names its time (about now, a
+period, or --as-of), not for whether something happened asked with no time (`happened=False`). Measured on the
+project's 24 sets over the shared vault (667 questions, same build, today 2026-12-01), against hybrid's fused order:
+MRR 0.690 -> 0.727 (117 questions won, 49 lost), current-first 0.483 -> 0.561 (42 / 8), recall and key facts within
+8k unchanged, cells behind the naive baseline 15 -> 13; retrieval9 MRR 0.747 -> 0.719 (naive 0.835). With the
+prior on every question of a state, as graph mode has it: MRR 0.711, current-first 0.615, and retrieval9 0.677: of
+its 4 questions the prior moved, all lost, each read as about now or whether something happened, its answer in an
+older note that newer ones passed. Graph mode keeps `happened`: without it, on the same run, MRR 0.742 -> 0.750 (40
+won, 22 lost) but current-first 0.731 -> 0.703 (1 won, 13 lost), as the claims re-ranking starts from the fused
+order instead of the newer record notes.
 
 Measured and not used (graph mode, the project's 23 sets over the shared vault, from MRR 0.733 and current-first
 0.731): for whether something happened, a period named only in a sentence of context ("At the December 2023 board
@@ -59,6 +59,7 @@ class TimePrior:
     after: float = 0.5  # a day after the period (past `grace`) counts this much ...
     before: float = 5.0  # ... a day before it this much
     grace: int = 31  # days after the period that count as in it: a report on a quarter is written after it
+    happened: bool = True  # whether something happened, asked with no period and not about now: newer notes first
 
 
 def _day(value: str | None) -> dt.date | None:
@@ -95,7 +96,7 @@ def date_keys(notes: list[NoteResult], q: Question, as_of: str | None, prior: Ti
     if period is not None:
         dists = [distance(n, period.start, period.end, prior) for n in notes]
         return [d if d is not None else float("inf") for d in dists]
-    if q.now or as_of or q.intent == "happened":
+    if q.now or as_of or (prior.happened and q.intent == "happened"):
         days = [latest(n, as_of) for n in notes]
         return [-d.toordinal() if d else float("inf") for d in days]
     return None
@@ -113,11 +114,11 @@ def by_time(notes: list[NoteResult], q: Question, as_of: str | None, prior: Time
     return [replace(head[i], rank=r) for r, i in enumerate(order, start=1)] + tail
 
 
-def time_reading(q: Question, as_of: str | None) -> str | None:
+def time_reading(q: Question, as_of: str | None, prior: TimePrior | None = None) -> str | None:
     """What the prior did, for the question's rules."""
     period = q.period
     if period is not None:
         return f"time: notes written in {period.start}..{period.end}, then just after it, first"
-    if q.now or as_of or q.intent == "happened":
+    if q.now or as_of or ((prior is None or prior.happened) and q.intent == "happened"):
         return "time: newer notes first" + (f" (up to {as_of})" if as_of else "")
     return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import os
 import time
@@ -34,10 +35,12 @@ from kb.search.graph import (
 )
 from kb.search.hybrid import Filters, hybrid_search
 from kb.search.lines import Line
-from kb.search.modes import run_search
+from kb.search.modes import HYBRID_PRIOR, run_search
+from kb.search.question import parse
 from kb.search.rerank import claim_when
 from kb.search.results import ChunkResult, NoteResult
 from kb.search.router import route
+from kb.search.timeprior import by_time
 from kb.server import ServerInfo
 from kb.store import Connection, KnowledgeStore, SearchIndex, Store
 
@@ -230,7 +233,8 @@ def test_notes_with_the_current_value_go_first(built: Store) -> None:
     plain = graph_search(
         SearchIndex(built), KnowledgeStore(built), EMB, question, PRESETS["no-promote"], private
     ).to_json()
-    hybrid = run_search(built, EMB, question, "hybrid", filters=private).to_json()
+    # the fused order, before hybrid mode's own time prior
+    hybrid = run_search(built, EMB, question, "hybrid", filters=private, hybrid_prior=None).to_json()
     assert [r["path"] for r in plain["results"]] == [r["path"] for r in hybrid["results"]]
     top = graph["results"][0]
     assert top["promoted"] == "states the current value" and top["rank"] == 1
@@ -434,6 +438,29 @@ def test_graph_search_orders_a_state_questions_first_notes_by_time(built: Store)
     assert not any(r.startswith("time:") for r in why.question.rules)
     # the time order only re-orders the first ten notes: the same ten lead either way
     assert sorted(n.path for n in timed.notes[:10]) == sorted(n.path for n in plain.notes[:10])
+
+
+def test_hybrid_mode_orders_by_time_only_a_question_that_names_its_time(built: Store) -> None:
+    """Hybrid search re-orders its first notes by date for a question about now or a named period, and keeps the
+    fused order for one that names no time, whether something happened among them."""
+    private, moved = Filters(include_private=True), []
+    for question, reading in (
+        ("How many customers do we have now?", "time: newer notes first"),
+        ("How many customers did we have at the end of 2023?", "time: notes written in 2023-12-01..2023-12-31"),
+    ):
+        timed = run_search(built, EMB, question, "hybrid", filters=private, today=dt.date(2026, 12, 1))
+        fused = run_search(built, EMB, question, "hybrid", filters=private, hybrid_prior=None)
+        q = parse(question, dt.date(2026, 12, 1))
+        assert [n.path for n in timed.notes] == [n.path for n in by_time(fused.notes, q, None, HYBRID_PRIOR)]
+        assert [n.rank for n in timed.notes] == list(range(1, len(timed.notes) + 1))
+        assert timed.question is not None and any(r.startswith(reading) for r in timed.question.rules)
+        moved.append([n.path for n in timed.notes] != [n.path for n in fused.notes])
+    assert any(moved)  # the prior moved notes of the example vault
+    for question in ("Did Lumen Ledger ever open an office in Lisbon?", "Why did we raise the price?"):
+        kept = run_search(built, EMB, question, "hybrid", filters=private)
+        fused = run_search(built, EMB, question, "hybrid", filters=private, hybrid_prior=None)
+        assert [n.path for n in kept.notes] == [n.path for n in fused.notes]
+        assert kept.question is not None and not any(r.startswith("time:") for r in kept.question.rules)
 
 
 def test_graph_search_embeds_the_question_once_beside_the_full_text_legs(built: Store) -> None:

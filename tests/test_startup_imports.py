@@ -9,6 +9,7 @@ import sys
 
 # modules the search command's path must not import: charts, the progress bars, the config and extraction
 # models, the jar fetcher's HTTP and XML stack, the token counter (hybrid search counts nothing), date phrases
+# (read by the first question read, not on load)
 NOT_FOR_SEARCH = (
     "matplotlib",
     "rich",

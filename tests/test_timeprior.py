@@ -114,3 +114,20 @@ def test_undated_notes_go_last_in_time_and_the_reading_says_what_was_done() -> N
     assert time_reading(q, "2025-01-01") == "time: newer notes first (up to 2025-01-01)"
     period = parse("Wie viele Filialen hatten wir im dritten Quartal 2024?", TODAY)
     assert time_reading(period, None) == "time: notes written in 2024-07-01..2024-09-30, then just after it, first"
+
+
+def test_without_happened_only_a_question_naming_its_time_moves() -> None:
+    """TimePrior(happened=False), hybrid mode's: whether something happened, asked with no period and not about
+    now, keeps the ranking; about now or a period the notes still move."""
+    ranked = notes(("2021 plan.md", "2021-01-01", None), ("2026 review.md", "2026-01-01", None), ("x.md", None, None))
+    quiet = TimePrior(happened=False)
+    happened = parse("Did the harbour shop ever open on Sundays?", TODAY)
+    assert happened.intent == "happened" and not happened.now and happened.period is None
+    assert date_keys(ranked, happened, None, quiet) is None and time_reading(happened, None, quiet) is None
+    assert by_time(ranked, happened, None, quiet) == ranked
+    assert time_reading(happened, None) == "time: newer notes first"  # the graph's default prior reads it
+    now = parse("Is the harbour shop open on Sundays now?", TODAY)
+    keys = date_keys(ranked, now, None, quiet)
+    assert keys is not None and keys == date_keys(ranked, now, None, PRIOR) and keys[1] < keys[0]
+    assert time_reading(now, None, quiet) == "time: newer notes first"
+    assert time_reading(happened, "2025-01-01", quiet) == "time: newer notes first (up to 2025-01-01)"

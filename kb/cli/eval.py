@@ -17,7 +17,7 @@ from kb.config import Config
 from kb.embed import Embedder, make_embedder
 from kb.embeddings import EmbedStep
 from kb.errors import ConfigError
-from kb.eval.harness import Mode, Row, flat_mode, graph_mode, hybrid_mode, naive_mode, rows_json, run_modes
+from kb.eval.harness import Mode, Row, flat_mode, hybrid_mode, naive_mode, rows_json, run_modes, search_mode
 from kb.eval.naive import NaiveIndex
 from kb.eval.questions import Question, QuestionSetError, check_questions, filter_split, load_questions
 from kb.eval.report import charts, markdown, sets_summary
@@ -30,6 +30,7 @@ from kb.store import SearchIndex, Store
 
 MODES = (
     "hybrid",
+    "hybrid-notime",
     "keyword",
     "vector",
     "naive",
@@ -197,17 +198,18 @@ def _modes(st: Store, cfg: Config, emb: Embedder, names: list[str], day: dt.date
     index = SearchIndex(st)
     chats = cfg.ai_chat_folders
     builders: dict[str, Callable[[], Mode]] = {
-        "hybrid": lambda: hybrid_mode(index, emb),
+        "hybrid": lambda: search_mode(st, emb, mode="hybrid", today=day),
+        "hybrid-notime": lambda: hybrid_mode(index, emb),
         "flat": lambda: flat_mode(index, emb),
         "keyword": lambda: hybrid_mode(index, emb, FUSION_PRESETS["keyword"]),
         "vector": lambda: hybrid_mode(index, emb, FUSION_PRESETS["vector"]),
         "naive": lambda: naive_mode(NaiveIndex(cfg, emb)),
-        "graph": lambda: graph_mode(st, emb, today=day, ai_chat_folders=chats),
-        "auto": lambda: graph_mode(st, emb, mode="auto", today=day, ai_chat_folders=chats),
-        "graph-notrim": lambda: graph_mode(st, emb, preset="no-trim", today=day, ai_chat_folders=chats),
-        "graph-nopromote": lambda: graph_mode(st, emb, preset="no-promote", today=day, ai_chat_folders=chats),
-        "graph-notime": lambda: graph_mode(st, emb, preset="no-time", today=day, ai_chat_folders=chats),
-        "graph-current": lambda: graph_mode(st, emb, current=True, today=day, ai_chat_folders=chats),
+        "graph": lambda: search_mode(st, emb, today=day, ai_chat_folders=chats),
+        "auto": lambda: search_mode(st, emb, mode="auto", today=day, ai_chat_folders=chats),
+        "graph-notrim": lambda: search_mode(st, emb, preset="no-trim", today=day, ai_chat_folders=chats),
+        "graph-nopromote": lambda: search_mode(st, emb, preset="no-promote", today=day, ai_chat_folders=chats),
+        "graph-notime": lambda: search_mode(st, emb, preset="no-time", today=day, ai_chat_folders=chats),
+        "graph-current": lambda: search_mode(st, emb, current=True, today=day, ai_chat_folders=chats),
     }
     return {m: builders[m]() for m in names}
 

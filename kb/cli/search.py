@@ -32,7 +32,8 @@ STANDING_WORDS = {"states": "states it", "outdated": "outdated", "not_fact": "on
     type=click.Choice(list(MODES)),
     default="hybrid",
     show_default=True,
-    help="hybrid; graph (hybrid plus dated claim and link lines); auto (a rule-based router picks).",
+    help="hybrid (a question naming its time: its first notes by date too); graph (hybrid plus dated claim "
+    "and link lines); auto (a rule-based router picks).",
 )
 @click.option(
     "--as-of",
