@@ -12,7 +12,7 @@ from kb.search.hybrid import Filters, hybrid_search
 from kb.search.question import parse
 from kb.search.results import Route, SearchResult
 from kb.search.router import route
-from kb.search.timeprior import TimePrior, by_time, time_reading
+from kb.search.timeprior import TimePrior, with_time
 from kb.store import KnowledgeStore, SearchIndex, Store
 
 MODES = ("hybrid", "graph", "auto")
@@ -61,10 +61,10 @@ def run_search(
     else:
         result = hybrid_search(index, embedder, question, k=k, filters=filters)
         if q is not None:
-            said = time_reading(q, as_of, hybrid_prior) if hybrid_prior else None
-            if hybrid_prior and said:
-                result = replace(result, notes=by_time(result.notes, q, as_of, hybrid_prior))
-                q = replace(q, rules=(*q.rules, said))
+            if hybrid_prior:
+                notes, said = with_time(result.notes, q, as_of, hybrid_prior)
+                result = replace(result, notes=notes)
+                q = replace(q, rules=(*q.rules, said)) if said else q
             result = replace(result, question=reading_of(q, as_of, current, detailed=False))
     if reason is not None and q is not None:
         result = replace(result, router=Route(mode, reason, list(q.rules)))

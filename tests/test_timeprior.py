@@ -9,7 +9,7 @@ from result_helpers import note
 
 from kb.search.question import parse
 from kb.search.results import NoteResult
-from kb.search.timeprior import TimePrior, by_time, date_keys, latest, time_reading
+from kb.search.timeprior import TimePrior, by_time, date_keys, latest, time_reading, with_time
 
 TODAY = dt.date(2026, 12, 1)
 PRIOR = TimePrior()
@@ -131,3 +131,18 @@ def test_without_happened_only_a_question_naming_its_time_moves() -> None:
     assert keys is not None and keys == date_keys(ranked, now, None, PRIOR) and keys[1] < keys[0]
     assert time_reading(now, None, quiet) == "time: newer notes first"
     assert time_reading(happened, "2025-01-01", quiet) == "time: newer notes first (up to 2025-01-01)"
+
+
+def test_a_period_no_ranked_note_reaches_keeps_the_order_and_says_so() -> None:
+    """Notes all written before the period asked about cannot record it: their dates say nothing (a vault that
+    ends before it, or "in January" read as this year's in an older vault), so the ranking stands."""
+    ranked = notes(("2025-01 journal.md", "2025-01-31", None), ("2025-03 standups.md", "2025-03-31", None))
+    q = parse("What went wrong with the ovens in January?", TODAY)
+    assert q.period is not None and q.period.start == "2026-01-01"
+    assert date_keys(ranked, q, None, PRIOR) is None
+    out, said = with_time(ranked, q, None, PRIOR)
+    assert out == ranked and said == "time: no note written in 2026-01-01..2026-01-31 or after it, order kept"
+    later = [*ranked, note("2026-02 journal.md", 3, date="2026-02-28")]
+    out, said = with_time(later, q, None, PRIOR)
+    assert said is not None and said.startswith("time: notes written in 2026-01-01") and paths(out) != paths(later)
+    assert with_time(ranked, parse("Why did the ovens fail?", TODAY), None, PRIOR) == (ranked, None)
