@@ -9,7 +9,7 @@ from dataclasses import replace
 from kb.embed import Embedder
 from kb.search.graph import PRESETS, GraphConfig, graph_search, reading_of
 from kb.search.hybrid import Filters, hybrid_search
-from kb.search.question import parse
+from kb.search.question import Question, parse
 from kb.search.results import Route, SearchResult
 from kb.search.router import route
 from kb.search.timeprior import TimePrior, with_time
@@ -52,20 +52,31 @@ def run_search(
         mode, reason = route(q, as_of, current)
     index = SearchIndex(store)
     if mode == "graph" and q is not None:
-        cfg = PRESETS.get(preset, GraphConfig())
-        if cfg.k != k:
-            cfg = replace(cfg, k=k)
-        if ai_chat_folders is not None:
-            cfg = replace(cfg, ai_chat_folders=ai_chat_folders)
+        cfg = _graph_config(preset, k, ai_chat_folders)
         result = graph_search(index, KnowledgeStore(store), embedder, q, cfg, filters, as_of, current)
     else:
         result = hybrid_search(index, embedder, question, k=k, filters=filters)
         if q is not None:
-            if hybrid_prior:
-                notes, said = with_time(result.notes, q, as_of, hybrid_prior)
-                result = replace(result, notes=notes)
-                q = replace(q, rules=(*q.rules, said)) if said else q
-            result = replace(result, question=reading_of(q, as_of, current, detailed=False))
+            result, q = _read_in_time(result, q, as_of, current, hybrid_prior)
     if reason is not None and q is not None:
         result = replace(result, router=Route(mode, reason, list(q.rules)))
     return replace(result, timing={**result.timing, "question_ms": question_ms}) if q is not None else result
+
+
+def _graph_config(preset: str, k: int, ai_chat_folders: tuple[str, ...] | None) -> GraphConfig:
+    cfg = PRESETS.get(preset, GraphConfig())
+    if cfg.k != k:
+        cfg = replace(cfg, k=k)
+    return replace(cfg, ai_chat_folders=ai_chat_folders) if ai_chat_folders is not None else cfg
+
+
+def _read_in_time(
+    result: SearchResult, q: Question, as_of: str | None, current: bool, prior: TimePrior | None
+) -> tuple[SearchResult, Question]:
+    """A hybrid result with its first notes in time order too when the question names its time (`prior`), and
+    how the question was read; and the question with the rule that did it."""
+    if prior:
+        notes, said = with_time(result.notes, q, as_of, prior)
+        result = replace(result, notes=notes)
+        q = replace(q, rules=(*q.rules, said)) if said else q
+    return replace(result, question=reading_of(q, as_of, current, detailed=False)), q
