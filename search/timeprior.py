@@ -95,18 +95,23 @@ def distance(note: NoteResult, start: str, end: str, prior: TimePrior) -> float 
     return max(0, (day - last).days - prior.grace) * prior.after
 
 
+def newest_first(q: Question, as_of: str | None, prior: TimePrior) -> bool:
+    """Whether a question with no period puts newer notes first: about now, with --as-of, or (`prior.happened`)
+    whether something happened."""
+    return q.now or bool(as_of) or (prior.happened and q.intent == "happened")
+
+
 def date_keys(notes: list[NoteResult], q: Question, as_of: str | None, prior: TimePrior) -> list[float] | None:
     """Each note's place in time for the question (smaller first); None when the question asks no time."""
     period = q.period
     if period is not None:
         first = _day(period.start)
+        # no note written (or edited) in the period or after it: their dates cannot tell which records it
         if first is not None and all((day := latest(n, as_of)) is None or day < first for n in notes):
-            return (
-                None  # no note written (or edited) in the period or after it: their dates cannot tell which records it
-            )
+            return None
         dists = [distance(n, period.start, period.end, prior) for n in notes]
         return [d if d is not None else float("inf") for d in dists]
-    if q.now or as_of or (prior.happened and q.intent == "happened"):
+    if newest_first(q, as_of, prior):
         days = [latest(n, as_of) for n in notes]
         return [-d.toordinal() if d else float("inf") for d in days]
     return None
@@ -139,6 +144,6 @@ def time_reading(q: Question, as_of: str | None, prior: TimePrior | None = None)
     period = q.period
     if period is not None:
         return f"time: notes written in {period.start}..{period.end}, then just after it, first"
-    if q.now or as_of or ((prior is None or prior.happened) and q.intent == "happened"):
+    if newest_first(q, as_of, prior or TimePrior()):
         return "time: newer notes first" + (f" (up to {as_of})" if as_of else "")
     return None
