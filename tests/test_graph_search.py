@@ -463,6 +463,19 @@ def test_hybrid_mode_orders_by_time_only_a_question_that_names_its_time(built: S
         assert kept.question is not None and not any(r.startswith("time:") for r in kept.question.rules)
 
 
+def test_hybrid_mode_keeps_the_fused_order_for_how_something_changed_unless_as_of(built: Store) -> None:
+    """A change question that says "now" keeps hybrid's fused order and says why; with --as-of its notes are
+    read in time as any other question's."""
+    private, question = Filters(include_private=True), "How has our seat price changed from launch to now?"
+    assert parse(question, dt.date(2026, 12, 1)).intent == "change"
+    kept = run_search(built, EMB, question, "hybrid", filters=private, today=dt.date(2026, 12, 1))
+    fused = run_search(built, EMB, question, "hybrid", filters=private, hybrid_prior=None)
+    assert [n.path for n in kept.notes] == [n.path for n in fused.notes]
+    assert kept.question is not None and "time: how it changed, fused order kept" in kept.question.rules
+    dated = run_search(built, EMB, question, "hybrid", filters=private, as_of="2026-12-01")
+    assert dated.question is not None and "time: newer notes first (up to 2026-12-01)" in dated.question.rules
+
+
 def test_graph_search_embeds_the_question_once_beside_the_full_text_legs(built: Store) -> None:
     """Graph search takes the question's vector from hybrid's legs (embedded while the full-text queries run,
     not before them) and scores its lines with that same vector."""
