@@ -75,12 +75,13 @@ INTENT_RULES: dict[str, dict[str, str]] = {
         "zh": r"之间.*(关系|联系)",
     },
     "change": {
+        # ... or asks over a span that ends now ("from the first call to where the account stands now")
         "en": r"\b(chang\w*|evolv\w*|over time|over the years|history of|grow\w*|grew|went from|"
-        r"trajectory)\b",
-        "de": r"\b(veränder\w*|entwickel\w*|verlauf|geschichte)\b",
-        "fr": r"\b(chang\w*|évolu\w*|histori\w*)\b",
-        "es": r"\b(cambi\w*|evolucion\w*|historia)\b",
-        "zh": r"变化|演变|历史|怎么变|如何变",
+        r"trajectory)\b|\bfrom\b[^?.]*\b(to|until|till) (now|today|where\b[^?.]*\bnow)\b",
+        "de": r"\b(veränder\w*|entwickel\w*|verlauf|geschichte)\b|\b(von|vom|seit)\b[^?.]*\bbis (heute|jetzt)\b",
+        "fr": r"\b(chang\w*|évolu\w*|histori\w*)\b|\bd(e|es|u|epuis)\b[^?.]*\bjusqu'(à|a) (aujourd'hui|maintenant)\b",
+        "es": r"\b(cambi\w*|evolucion\w*|historia)\b|\bdesde\b[^?.]*\bhasta (hoy|ahora)\b",
+        "zh": r"变化|演变|历史|怎么变|如何变|从.*到(现在|如今|目前|今天)",
     },
     # a yes/no question, or one asking when something happened (which takes for granted that it did)
     "happened": {

@@ -226,6 +226,21 @@ def test_a_value_between_several_dates_is_asked_for_their_span_not_for_now() -> 
     assert parse("How many loaves now, and how many in 2023 and 2024?", TODAY).period is None  # now wins
 
 
+def test_a_question_over_a_span_that_ends_now_asks_how_something_changed() -> None:
+    """ "From the first order to where the account stands now" asks for the story over the span, in each language
+    the rules read; a span that ends before now, or "now" alone, does not."""
+    for text in (
+        "What's the story with the Mill Street café so far, from the first order to where the account stands now?",
+        "Was ist mit dem Café vom ersten Auftrag bis heute passiert?",
+        "Qu'est-ce qui s'est passé avec le café depuis la première commande jusqu'à aujourd'hui ?",
+        "¿Qué pasó con el café desde el primer pedido hasta hoy?",
+        "这家咖啡馆从第一笔订单到现在发生了什么？",
+    ):
+        assert parse(text, TODAY).intent == "change", text
+    assert parse("How many loaves did we sell from March to May?", TODAY).intent == "value"
+    assert parse("How many cafés buy from us now?", TODAY).intent == "value"
+
+
 def test_an_opening_clause_of_context_sets_no_intent() -> None:
     """ "When we went from $3 to $4 a loaf, did any café keep the old price?" asks whether something happened:
     the clause's "went from" asks for no change, and its "when" asks no date; a question opening with
