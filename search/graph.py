@@ -57,7 +57,7 @@ from kb.search.rerank import (
     with_standings,
 )
 from kb.search.results import GraphReport, NoteResult, QuestionReading, SearchResult
-from kb.search.timeprior import TimePrior, with_time
+from kb.search.timeprior import TimePrior, one_time_first, with_time
 from kb.store import KnowledgeStore, SearchIndex
 from kb.tokens import count_tokens
 
@@ -208,9 +208,7 @@ def graph_search(
     # and the claims re-ranking put the newest value's note first and lost the hybrid's best (the project's 23 sets
     # over the shared vault, graph mode: MRR 0.733 -> 0.737, 6 questions won and 1 lost, current-first, key facts
     # and gold notes within 8k unchanged). With --as-of the value current that day still comes first.
-    reread = (q.asks_for_state() or bool((as_of or current) and q.intent != "why")) and (
-        q.intent != "change" or bool(as_of)
-    )
+    reread = (q.asks_for_state() or bool((as_of or current) and q.intent != "why")) and one_time_first(q, as_of)
     ctx = _context(ks, q, base.notes, qvec, cfg, types, private, reread, as_of, current)
     named, seeds = ctx["named"], ctx["seeds"]
     entry = {e["key"]: e["name"] for e in named + seeds}  # key -> name, named entities first

@@ -12,7 +12,7 @@ from kb.search.hybrid import Filters, hybrid_search
 from kb.search.question import Question, parse
 from kb.search.results import Route, SearchResult
 from kb.search.router import route
-from kb.search.timeprior import TimePrior, time_reading, with_time
+from kb.search.timeprior import TimePrior, one_time_first, time_reading, with_time
 from kb.store import KnowledgeStore, SearchIndex, Store
 
 MODES = ("hybrid", "graph", "auto")
@@ -78,7 +78,7 @@ def _read_in_time(
     keeps the fused order (unless `as_of`), as in graph mode: its answer spans the notes' times, so no one time
     comes first (on the project's 24 sets over the shared vault: 8 rankings changed, MRR 1 question won, none lost;
     the other four sets unchanged)."""
-    if prior and q.intent == "change" and not as_of and time_reading(q, as_of, prior):
+    if prior and not one_time_first(q, as_of) and time_reading(q, as_of, prior):
         q = replace(q, rules=(*q.rules, "time: how it changed, fused order kept"))
     elif prior:
         notes, said = with_time(result.notes, q, as_of, prior)

@@ -95,6 +95,12 @@ def distance(note: NoteResult, start: str, end: str, prior: TimePrior) -> float 
     return max(0, (day - last).days - prior.grace) * prior.after
 
 
+def one_time_first(q: Question, as_of: str | None) -> bool:
+    """Whether some time can come first: not for how something changed (its answer spans the notes' times), unless
+    `as_of` names the day whose value comes first. Graph and hybrid mode both read it."""
+    return q.intent != "change" or bool(as_of)
+
+
 def newest_first(q: Question, as_of: str | None, prior: TimePrior) -> bool:
     """Whether a question with no period puts newer notes first: about now, with --as-of, or (`prior.happened`)
     whether something happened."""
