@@ -1,7 +1,7 @@
 """An int8 matrix-vector product through onnxruntime (already kb's dependency for the offline embedder): the vector
 file's shortlist. numpy has no fast int8 product (it loops); onnxruntime's MatMulInteger runs SIMD kernels. At
 179,379 passages x 384 dimensions it took 6.4 ms against the float32 product's 14.5 ms (a quarter of the bytes
-read), and the int32 result is exact integer arithmetic: the same on every run and thread count.
+read), and the int32 result is exact integer arithmetic: the same on every run, thread count and CPU (see ZERO_POINT).
 
 The model is one MatMulInteger node, written here as protobuf bytes (no `onnx` package needed): the query
 (1 x d, uint8, zero point given) times the codes (d x n, int8)."""
@@ -16,7 +16,13 @@ import numpy as np
 UINT8, INT8, INT32 = 2, 3, 6  # ONNX TensorProto element types
 OPSET = 13  # MatMulInteger exists since opset 10
 IR_VERSION = 8
-ZERO_POINT = 128  # the query's uint8 zero point: a signed value v is stored as v + 128
+# The query is quantized to -64..64 and stored as v + 64, so no uint8 value exceeds 128. On x86 without AVX-512 VNNI,
+# onnxruntime's u8 x s8 kernel (vpmaddubsw) adds each two neighbouring products into a saturating int16: with the
+# query at -127..127 (stored as v + 128, up to 255) and codes at +-127, a pair reached 2 x 255 x 127 = 64,770 and was
+# cut to 32,767 (on an AMD EPYC with AVX2, 50 of 170,000 rows a query were wrong, some by thousands, and the result
+# depended on the CPU). With at most 128 x 127 per product a pair stays within +-32,512: exact on every CPU.
+QUERY_LEVELS = 64
+ZERO_POINT = QUERY_LEVELS
 THREADS = 2
 
 _session: Any = None
@@ -94,11 +100,11 @@ def quantize_rows(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def scores(codes: np.ndarray, scales: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Each row's approximate dot product with `query`, as int32 (only their order means anything): the query
-    times the scales, quantized to uint8, times the codes."""
+    times the scales, quantized to QUERY_LEVELS steps each side of zero, times the codes."""
     weighted = np.asarray(query, dtype=np.float32) * scales
     peak = float(np.abs(weighted).max())
     if peak == 0.0 or codes.shape[1] == 0:
         return np.zeros(codes.shape[1], dtype=np.int32)
-    q = (np.rint(weighted * (127.0 / peak)) + ZERO_POINT).astype(np.uint8)[None, :]
+    q = (np.rint(weighted * (QUERY_LEVELS / peak)) + ZERO_POINT).astype(np.uint8)[None, :]
     out = _get_session().run(None, {"q": q, "m": codes, "qz": np.array(ZERO_POINT, dtype=np.uint8)})[0]
     return np.asarray(out[0], dtype=np.int32)

@@ -30,7 +30,7 @@ def test_scores_are_the_integer_product_and_order_rows_as_the_float_product() ->
     query = unit_rows(1, 64, seed=2)[0]
     got = int8scan.scores(codes, scales, query)
     weighted = query * scales
-    q = np.rint(weighted * (127.0 / np.abs(weighted).max())).astype(np.int64)
+    q = np.rint(weighted * (int8scan.QUERY_LEVELS / np.abs(weighted).max())).astype(np.int64)
     assert got.dtype == np.int32 and got.tolist() == (q @ codes.astype(np.int64)).tolist()  # exact integers
     exact = vecs @ query
     assert np.corrcoef(got, exact)[0, 1] > 0.999
@@ -49,3 +49,19 @@ def test_the_model_bytes_are_a_valid_one_node_model() -> None:
         ("qz", "tensor(uint8)"),
     ]
     assert [(o.name, o.type, o.shape) for o in session.get_outputs()] == [("y", "tensor(int32)", [1, "n"])]
+
+
+def test_the_product_is_exact_where_a_saturating_int16_pair_would_overflow() -> None:
+    """Every query byte and code at its largest, so each two neighbouring products are as large as they get: on x86
+    without AVX-512 VNNI onnxruntime adds such a pair into a saturating int16, and a query stored up to 255 came back
+    wrong (a pair of 2 x 255 x 127). Stored up to 128, the pair fits and the product is exact on every CPU."""
+    d = 64
+    vecs = np.full((3, d), 1 / np.sqrt(d), dtype=np.float32)
+    vecs[1] *= -1
+    vecs[2, ::2] *= -1
+    codes, scales = int8scan.quantize_rows(vecs)
+    assert np.abs(codes).min() == 127
+    got = int8scan.scores(codes, scales, np.full(d, 1 / np.sqrt(d), dtype=np.float32))
+    top = int8scan.QUERY_LEVELS * 127 * d
+    assert got.tolist() == [top, -top, 0]
+    assert 2 * (int8scan.ZERO_POINT + int8scan.QUERY_LEVELS) * 127 <= 2**15 - 1  # the pair bound itself
