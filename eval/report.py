@@ -9,7 +9,7 @@ from typing import Any
 
 from kb.eval.harness import METRICS, Row
 from kb.eval.metrics import ABSENT, CAUSES, RANK_BANDS, percentile
-from kb.eval.stats import mcnemar, paired_compare
+from kb.eval.stats import PairedResult, mcnemar, paired_compare
 
 TABLE_METRICS = (
     "recall@10",
@@ -100,6 +100,7 @@ def cause_table(rows: Sequence[Row], modes: Sequence[str]) -> list[str]:
 
 SET_METRICS = ("recall@10", "recall@20", "mrr", "fact_recall@8k", "current_first")
 BASELINE = "naive"
+SIGNIFICANT = 0.05  # a cell below the baseline with a sign-test p under this is counted apart
 
 
 def behind(rows: Sequence[Row], mode: str, baseline: str = BASELINE) -> list[str]:
@@ -113,6 +114,22 @@ def behind(rows: Sequence[Row], mode: str, baseline: str = BASELINE) -> list[str
     return out
 
 
+def against_baseline(rows: Sequence[Row], mode: str, metric: str, baseline: str = BASELINE) -> PairedResult:
+    """`mode` against `baseline` on one metric, question by question: wins, losses, ties and the sign-test p."""
+    mine, theirs = {r.qid: r for r in by(rows, mode)}, {r.qid: r for r in by(rows, baseline)}
+    qids = sorted(set(mine) & set(theirs))
+    return paired_compare(
+        [_num(mine[q].metrics[metric]) for q in qids], [_num(theirs[q].metrics[metric]) for q in qids]
+    )
+
+
+def _behind_text(rows: Sequence[Row], mode: str, metric: str) -> str:
+    """A metric `mode` is below the baseline on, with its questions won / lost and the sign-test p: a cell lost by
+    one question is not a cell lost by ten."""
+    res = against_baseline(rows, mode, metric)
+    return f"{metric} ({res.wins}/{res.losses}, p {res.p_value:.2f})"
+
+
 def sets_summary(sets: Mapping[str, Sequence[Row]], modes: Sequence[str], header: dict[str, Any]) -> str:
     """Several question sets run on one graph: each set's main figures per mode, which metrics a mode is below
     the naive baseline on (when it ran), the pooled figures, and how many set x metric cells are behind."""
@@ -123,11 +140,13 @@ def sets_summary(sets: Mapping[str, Sequence[Row]], modes: Sequence[str], header
     rule = "|---|---|---|" + "---|" * (len(SET_METRICS) + against)
     lines += ["", "## Per set", "", head, rule]
     cells: dict[str, int] = {m: 0 for m in modes}
+    significant: dict[str, int] = {m: 0 for m in modes}
     for name, rows in sets.items():
         for mode in modes:
             below = _below(rows, mode, against)
             lines.append(_set_row(name, rows, mode, below))
             cells[mode] += len(below or [])
+            significant[mode] += sum(against_baseline(rows, mode, m).p_value < SIGNIFICANT for m in below or [])
     pooled = [r for rows in sets.values() for r in rows]
     lines += ["", "## Pooled", "", head, rule]
     lines += [_set_row("all", pooled, mode, _below(pooled, mode, against)) for mode in modes]
@@ -135,9 +154,10 @@ def sets_summary(sets: Mapping[str, Sequence[Row]], modes: Sequence[str], header
     if causes:
         lines += ["", "## Current-first misses by how graph search read the claims (pooled)", "", *causes]
     if against:
-        lines += ["", f"## Set x metric cells below {BASELINE}", "", "| mode | cells | of |", "|---|---|---|"]
+        lines += ["", f"## Set x metric cells below {BASELINE}", ""]
+        lines += [f"| mode | cells | of | of them with sign-test p < {SIGNIFICANT} |", "|---|---|---|---|"]
         total = len(sets) * (len(SET_METRICS) - 1)
-        lines += [f"| {m} | {cells[m]} | {total} |" for m in modes if m != BASELINE]
+        lines += [f"| {m} | {cells[m]} | {total} | {significant[m]} |" for m in modes if m != BASELINE]
     return "\n".join(lines) + "\n"
 
 
@@ -152,7 +172,8 @@ def _set_row(name: str, rows: Sequence[Row], mode: str, below: list[str] | None)
     scored = sum(1 for r in sel if r.metrics["recall@10"] is not None and not math.isnan(_num(r.metrics["recall@10"])))
     values = [fmt(mean([r.metrics[m] for r in sel])) for m in SET_METRICS]
     against = BASELINE in {r.mode for r in rows}
-    tail = f" | {', '.join(below) or '–'}" if below is not None else (" | " if against else "")
+    texts = [_behind_text(rows, mode, m) for m in below or []]
+    tail = f" | {', '.join(texts) or '–'}" if below is not None else (" | " if against else "")
     return f"| {name} | {mode} | {scored} | " + " | ".join(values) + tail + " |"
 
 

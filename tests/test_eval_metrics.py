@@ -295,8 +295,28 @@ def test_several_sets_are_summed_up_per_set_and_pooled_with_the_cells_below_naiv
     b = [row("b1", "hybrid", 1.0, 1.0), row("b1", "naive", 1.0, 0.5)]
     assert behind(a, "hybrid") == ["mrr"] and behind(b, "hybrid") == []
     text = sets_summary({"a": a, "b": b}, ["hybrid", "naive"], {"vault": "v"})
-    assert "| a | hybrid | 1 | 1.000 | 0.500 | 0.500 | 0.500 | 0.500 | mrr |" in text
+    # each cell behind says by how many questions won / lost, and the sign test's p
+    assert "| a | hybrid | 1 | 1.000 | 0.500 | 0.500 | 0.500 | 0.500 | mrr (0/1, p 1.00) |" in text
     assert "| b | hybrid | 1 | 1.000 | 0.500 | 1.000 | 0.500 | 0.500 | – |" in text
     assert "| all | hybrid | 2 | 1.000 | 0.500 | 0.750 | 0.500 | 0.500 | – |" in text  # pooled: ahead on MRR
-    assert "| hybrid | 1 | 8 |" in text  # one cell of 2 sets x 4 metrics
+    assert "| hybrid | 1 | 8 | 0 |" in text  # one cell of 2 sets x 4 metrics, not a significant one
     assert "below naive" not in sets_summary({"a": a}, ["hybrid"], {})  # no naive arm, no comparison
+
+
+def test_a_cell_below_naive_is_counted_significant_only_when_the_sign_test_says_so() -> None:
+    """Six questions all lost on MRR is a significant cell (p = 0.03); the same set with five of them tied is not."""
+    from kb.eval.harness import METRICS, Row
+    from kb.eval.report import against_baseline, sets_summary
+
+    def row(qid: str, mode: str, mrr: float) -> Row:
+        metrics: dict[str, float | None] = {**{m: 0.5 for m in METRICS}, "mrr": mrr}
+        return Row(qid, "single_fact", mode, metrics, [], 0, 0.0, 0.0, [], None, None)
+
+    lost = [r for i in range(6) for r in (row(f"q{i}", "hybrid", 0.5), row(f"q{i}", "naive", 1.0))]
+    res = against_baseline(lost, "hybrid", "mrr")
+    assert (res.wins, res.losses, res.ties) == (0, 6, 0) and round(res.p_value, 4) == 0.0312
+    text = sets_summary({"a": lost}, ["hybrid", "naive"], {})
+    assert "| a | hybrid | 6 | 0.500 | 0.500 | 0.500 | 0.500 | 0.500 | mrr (0/6, p 0.03) |" in text
+    assert "| hybrid | 1 | 4 | 1 |" in text
+    tied = lost[:2] + [row(f"q{i}", m, 1.0) for i in range(1, 6) for m in ("hybrid", "naive")]
+    assert "| hybrid | 1 | 4 | 0 |" in sets_summary({"a": tied}, ["hybrid", "naive"], {})
