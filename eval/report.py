@@ -53,7 +53,7 @@ def paired_table(rows: Sequence[Row], base: str, other: str) -> list[str]:
     qids = sorted(set(a_rows) & set(b_rows))
     out = [f"| metric | {other} wins | {base} wins | ties | sign-test p |", "|---|---|---|---|---|"]
     for m in METRICS:
-        res = paired_compare([_num(a_rows[q].metrics[m]) for q in qids], [_num(b_rows[q].metrics[m]) for q in qids])
+        res = against_baseline(rows, other, m, base)
         out.append(f"| {m} | {res.wins} | {res.losses} | {res.ties} | {res.p_value:.4f} |")
     full = [(all(a_rows[q].facts), all(b_rows[q].facts)) for q in qids if a_rows[q].facts]
     b = sum(1 for x, y in full if x and not y)
@@ -123,10 +123,9 @@ def against_baseline(rows: Sequence[Row], mode: str, metric: str, baseline: str 
     )
 
 
-def _behind_text(rows: Sequence[Row], mode: str, metric: str) -> str:
-    """A metric `mode` is below the baseline on, with its questions won / lost and the sign-test p: a cell lost by
+def _behind_text(metric: str, res: PairedResult) -> str:
+    """A metric a mode is below the baseline on, with its questions won / lost and the sign-test p: a cell lost by
     one question is not a cell lost by ten."""
-    res = against_baseline(rows, mode, metric)
     return f"{metric} ({res.wins}/{res.losses}, p {res.p_value:.2f})"
 
 
@@ -145,8 +144,8 @@ def sets_summary(sets: Mapping[str, Sequence[Row]], modes: Sequence[str], header
         for mode in modes:
             below = _below(rows, mode, against)
             lines.append(_set_row(name, rows, mode, below))
-            cells[mode] += len(below or [])
-            significant[mode] += sum(against_baseline(rows, mode, m).p_value < SIGNIFICANT for m in below or [])
+            cells[mode] += len(below or {})
+            significant[mode] += sum(res.p_value < SIGNIFICANT for res in (below or {}).values())
     pooled = [r for rows in sets.values() for r in rows]
     lines += ["", "## Pooled", "", head, rule]
     lines += [_set_row("all", pooled, mode, _below(pooled, mode, against)) for mode in modes]
@@ -161,18 +160,19 @@ def sets_summary(sets: Mapping[str, Sequence[Row]], modes: Sequence[str], header
     return "\n".join(lines) + "\n"
 
 
-def _below(rows: Sequence[Row], mode: str, against: bool) -> list[str] | None:
-    """What `mode` is below the baseline on; None for the baseline itself or when it did not run."""
-    return behind(rows, mode) if against and mode != BASELINE else None
+def _below(rows: Sequence[Row], mode: str, against: bool) -> dict[str, PairedResult] | None:
+    """What `mode` is below the baseline on, each with its paired comparison; None for the baseline itself or when
+    it did not run."""
+    return {m: against_baseline(rows, mode, m) for m in behind(rows, mode)} if against and mode != BASELINE else None
 
 
-def _set_row(name: str, rows: Sequence[Row], mode: str, below: list[str] | None) -> str:
+def _set_row(name: str, rows: Sequence[Row], mode: str, below: dict[str, PairedResult] | None) -> str:
     """One table row; `below` fills the last column (None: empty, or absent when no mode is compared)."""
     sel = by(rows, mode)
     scored = sum(1 for r in sel if r.metrics["recall@10"] is not None and not math.isnan(_num(r.metrics["recall@10"])))
     values = [fmt(mean([r.metrics[m] for r in sel])) for m in SET_METRICS]
     against = BASELINE in {r.mode for r in rows}
-    texts = [_behind_text(rows, mode, m) for m in below or []]
+    texts = [_behind_text(m, res) for m, res in (below or {}).items()]
     tail = f" | {', '.join(texts) or '–'}" if below is not None else (" | " if against else "")
     return f"| {name} | {mode} | {scored} | " + " | ".join(values) + tail + " |"
 
